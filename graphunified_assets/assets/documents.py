@@ -1,0 +1,75 @@
+"""`documents`: each input document parsed into text plus its section headings."""
+
+import json
+from datetime import UTC, datetime
+
+import dagster as dg
+import pyarrow as pa
+
+from graphunified_assets.lib.index_state import IndexState
+from graphunified_assets.lib.readers import ParsedDocument, read_documents
+from graphunified_assets.lib.sources import scan_input
+from graphunified_assets.partitions import batched_backfill, documents_partitions
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.tables import DOCUMENTS, DOCUMENTS_SCHEMA, stable_int_id
+
+STAGE = "documents"
+
+
+@dg.asset(
+    partitions_def=documents_partitions,
+    backfill_policy=batched_backfill,
+    group_name="ingest",
+    io_manager_key="document_tables",
+    metadata={"table": DOCUMENTS, "document_column": "id"},
+    kinds={"parquet"},
+)
+def documents(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource) -> pa.Table:
+    """Input documents (txt, md, jsonl, pdf) parsed into text with section headings."""
+    keys = context.partition_keys
+    input_dir = graphunified.input_path
+    scan = scan_input(input_dir)
+    sources = [scan.documents[k] for k in keys if k in scan.documents]
+    parsed, problems = read_documents(sources, input_dir)
+    failures = [(p.source, p.reason) for p in problems]
+    failures += [
+        (k, f"no longer in {input_dir}; it is removed on the next sensor tick or `index`")
+        for k in keys
+        if k not in scan.documents
+    ]
+    state = IndexState(graphunified.layout.index_state)
+    state.clear_failures(STAGE, [d.document_id for d in parsed])
+    state.record_failures(STAGE, failures)
+    for source, reason in failures:
+        context.log.warning(f"skipped {source}: {reason}")
+    for document in parsed:
+        context.add_asset_metadata(
+            {"content_hash": document.content_hash}, partition_key=document.document_id
+        )
+    context.add_output_metadata(
+        {"parsed": len(parsed), "failed": len(failures), "characters": sum(len(d.text) for d in parsed)}
+    )
+    return documents_table(parsed)
+
+
+def documents_table(parsed: list[ParsedDocument]) -> pa.Table:
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    rows = [
+        {
+            "id": d.document_id,
+            "human_readable_id": stable_int_id(d.document_id),
+            "title": d.title,
+            "text": d.text,
+            "text_unit_ids": [],  # filled by the GraphRAG export, which sees the chunks
+            "creation_date": created,
+            "raw_data": json.dumps(d.raw_data, ensure_ascii=False, default=str),
+            "source_path": d.source_path,
+            "format": d.format,
+            "content_hash": d.content_hash,
+            "sections": json.dumps(
+                [{"path": list(s.path), "start": s.start, "end": s.end} for s in d.sections]
+            ),
+        }
+        for d in parsed
+    ]
+    return pa.Table.from_pylist(rows, schema=DOCUMENTS_SCHEMA)

@@ -1,0 +1,94 @@
+"""`chunk_vectors`: the LanceDB chunk index every dense retriever searches, plus its checks."""
+
+import dagster as dg
+import lancedb
+import pyarrow as pa
+import pyarrow.compute as pc
+from dagster_duckdb import DuckDBResource
+
+from graphunified_assets.lib.pruning import prune_partition_files
+from graphunified_assets.partitions import documents_partitions
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.providers import EmbeddingModelMismatch
+from graphunified_query.tables import CHUNK_EMBEDDINGS, CHUNKS, DOCUMENTS
+
+PER_DOCUMENT_TABLES = (DOCUMENTS, CHUNKS, CHUNK_EMBEDDINGS)
+CHUNK_VECTORS = "chunk_vectors"
+
+
+# Rebuilt once after a batch of documents lands, not once per document; a document that failed
+# (and so has no vectors) must not hold the index back, hence the missing-deps clause removed.
+_after_documents_change = dg.AutomationCondition.eager().without(~dg.AutomationCondition.any_deps_missing())
+
+
+@dg.asset(group_name="indexes", kinds={"lancedb"}, automation_condition=_after_documents_change)
+def chunk_vectors(
+    context: dg.AssetExecutionContext,
+    graphunified: GraphUnifiedResource,
+    chunks: pa.Table,
+    chunk_embeddings: pa.Table,
+) -> dg.MaterializeResult:
+    """LanceDB table of every chunk's vector with its text; removed documents are pruned."""
+    layout = graphunified.layout
+    live = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+    pruned = prune_partition_files(layout, PER_DOCUMENT_TABLES, live)
+    chunks = chunks.filter(pc.is_in(chunks.column("document_id"), pa.array(sorted(live), pa.string())))
+    models = set(chunk_embeddings.column("model").to_pylist())
+    if len(models) > 1:
+        raise EmbeddingModelMismatch(
+            f"chunk_embeddings mixes models {sorted(models)}; re-embed every document with one model "
+            "(delete <home>/tables/chunk_embeddings and run `python -m graphunified_assets index`)."
+        )
+    joined = _attach_vectors(chunks, chunk_embeddings)
+    table = lancedb.connect(str(layout.lancedb)).create_table(CHUNK_VECTORS, data=joined, mode="overwrite")
+    return dg.MaterializeResult(
+        metadata={
+            "rows": table.count_rows(),
+            "documents": len(live),
+            "pruned_documents": len(pruned),
+            "model": next(iter(models), ""),
+        }
+    )
+
+
+@dg.asset_check(asset=chunk_vectors, description="Every chunk of every live document has exactly one vector.")
+def vectors_match_chunks(graphunified: GraphUnifiedResource, duckdb: DuckDBResource) -> dg.AssetCheckResult:
+    layout = graphunified.layout
+    chunk_glob = layout.partition_dir(CHUNKS) / "*.parquet"
+    n_chunks = 0
+    if any(layout.partition_dir(CHUNKS).glob("*.parquet")):
+        with duckdb.get_connection() as conn:
+            (n_chunks,) = conn.execute("select count(*) from read_parquet(?)", [str(chunk_glob)]).fetchone()  # type: ignore[misc]
+    n_vectors = lancedb.connect(str(layout.lancedb)).open_table(CHUNK_VECTORS).count_rows()
+    return dg.AssetCheckResult(
+        passed=n_chunks == n_vectors, metadata={"chunks": n_chunks, "vectors": n_vectors}
+    )
+
+
+@dg.asset_check(asset=chunk_vectors, description="One embedding model and dimension across the index.")
+def one_embedding_model(graphunified: GraphUnifiedResource, duckdb: DuckDBResource) -> dg.AssetCheckResult:
+    folder = graphunified.layout.partition_dir(CHUNK_EMBEDDINGS)
+    rows: list[tuple[object, ...]] = []
+    if any(folder.glob("*.parquet")):
+        with duckdb.get_connection() as conn:
+            rows = conn.execute(
+                "select model, len(vector) as dim, count(*) from read_parquet(?) group by all",
+                [str(folder / "*.parquet")],
+            ).fetchall()
+    return dg.AssetCheckResult(
+        passed=len(rows) <= 1, metadata={"models": dg.MetadataValue.md("\n".join(f"- {r}" for r in rows))}
+    )
+
+
+def _attach_vectors(chunks: pa.Table, embeddings: pa.Table) -> pa.Table:
+    """Chunks with their vectors (Arrow's join cannot carry fixed-size-list columns)."""
+    row_of = {chunk_id: i for i, chunk_id in enumerate(embeddings.column("id").to_pylist())}
+    wanted = [(i, row_of.get(chunk_id)) for i, chunk_id in enumerate(chunks.column("id").to_pylist())]
+    kept = [(i, j) for i, j in wanted if j is not None]
+    chunk_rows = pa.array([i for i, _ in kept], pa.int64())
+    vector_rows = pa.array([j for _, j in kept], pa.int64())
+    base = chunks.select(["id", "document_id", "text", "section", "chunk_index"]).take(chunk_rows)
+    vectors = embeddings.select(["vector", "model"]).take(vector_rows)
+    return base.append_column("vector", vectors.column("vector")).append_column(
+        "model", vectors.column("model")
+    )

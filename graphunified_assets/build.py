@@ -1,0 +1,29 @@
+"""Assemble the Definitions for one data home (the code location and the CLI share this)."""
+
+from __future__ import annotations
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from graphunified_assets.assets import chunks, documents, embeddings, vector_index
+from graphunified_assets.io_manager import DocumentTablesIOManager
+from graphunified_assets.jobs import index_documents_job, refresh_indexes_job
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_assets.sensors import new_documents_sensor
+
+ASSET_MODULES = (documents, chunks, embeddings, vector_index)
+
+
+def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:
+    return dg.Definitions(
+        assets=dg.load_assets_from_modules(ASSET_MODULES),
+        asset_checks=dg.load_asset_checks_from_modules(ASSET_MODULES),
+        jobs=[index_documents_job, refresh_indexes_job],
+        sensors=[new_documents_sensor],
+        resources={
+            "graphunified": resource,
+            "document_tables": DocumentTablesIOManager(home=resource.home),
+            # SQL over the Parquet tables (checks, statistics); Parquet stays the one store.
+            "duckdb": DuckDBResource(database=":memory:"),
+        },
+    )

@@ -1,0 +1,93 @@
+"""Index an input folder in process against the persistent Dagster instance of a data home.
+
+The same asset graph as the UI runs here, so every run shows up in `dagster dev` afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+
+from graphunified_assets.build import build_definitions
+from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
+from graphunified_assets.lib.index_state import IndexState
+from graphunified_assets.lib.sources import InputProblem, scan_input
+from graphunified_assets.lib.update_plan import UpdatePlan, plan_update
+from graphunified_assets.partitions import documents_partitions
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_assets.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
+
+INSTANCE_TEMPLATE = Path(__file__).resolve().parent.parent / "dagster.yaml"
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    plan: UpdatePlan
+    problems: list[InputProblem]
+    runs: int
+    seconds: float
+
+
+def prepare_instance(resource: GraphUnifiedResource) -> dg.DagsterInstance:
+    """The data home's own Dagster instance (runs, events), created on first use."""
+    dagster_home = resource.layout.dagster_home
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    config = dagster_home / "dagster.yaml"
+    if not config.exists() and INSTANCE_TEMPLATE.exists():
+        shutil.copyfile(INSTANCE_TEMPLATE, config)
+    os.environ["DAGSTER_HOME"] = str(dagster_home)
+    return dg.DagsterInstance.get()
+
+
+def index(resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print) -> IndexReport:
+    started = time.perf_counter()
+    defs = build_definitions(resource)
+    instance = prepare_instance(resource)
+    scan = scan_input(resource.input_path)
+    for problem in scan.problems:
+        echo(f"skipped {problem.source}: {problem.reason}")
+    state = IndexState(resource.layout.index_state)
+    state.replace_failures("scan", [(p.source, p.reason) for p in scan.problems])
+    live = list(instance.get_dynamic_partitions(documents_partitions.name))
+    plan = plan_update(
+        {k: d.content_hash for k, d in scan.documents.items()},
+        state.indexed_hashes(),
+        live,
+        layout=resource.layout,
+        downstream_tables=DOWNSTREAM_TABLES,
+    )
+    echo(f"{resource.input_path}: {plan.summary()}")
+    ranges = run_ranges(plan, live)
+    if plan.new:
+        instance.add_dynamic_partitions(documents_partitions.name, list(plan.new))
+    for key in plan.removed:
+        if key in live:
+            instance.delete_dynamic_partition(documents_partitions.name, key)
+    runs = 0
+    for start, end in ranges:
+        echo(f"indexing documents {start!r} .. {end!r}")
+        _run(defs, INDEX_DOCUMENTS, instance, partition_range_tags(start, end))
+        runs += 1
+    if ranges or plan.removed or not resource.layout.lancedb.exists():
+        echo("refreshing global indexes")
+        _run(defs, REFRESH_INDEXES, instance, {})
+        runs += 1
+    return IndexReport(plan, scan.problems, runs, time.perf_counter() - started)
+
+
+def _run(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict[str, str]) -> None:
+    result = defs.resolve_job_def(job_name).execute_in_process(
+        instance=instance, tags=tags, raise_on_error=False
+    )
+    if not result.success:
+        failed = [e.step_key for e in result.all_events if e.is_step_failure]
+        raise RuntimeError(
+            f"Dagster run {result.run_id} of {job_name} failed at {failed}; inspect it with `make ui` "
+            "(Runs tab) and re-run `index`: finished documents are not redone."
+        )

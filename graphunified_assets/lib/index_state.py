@@ -1,0 +1,91 @@
+"""The pipeline's own bookkeeping, in SQLite so concurrent runs can share it safely.
+
+- ``indexed_documents``: the content hash of every document as last written by the
+  ``documents`` asset; the sensor and ``index`` compare the input folder against it.
+- ``failures``: every document or record that could not be processed, with the reason, so a
+  bad file is visible (CLI, Dagster metadata) and retried on the next run instead of lost.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+_SCHEMA = """
+create table if not exists indexed_documents (document_id text primary key, content_hash text not null);
+create table if not exists failures (
+    source text not null, stage text not null, reason text not null, recorded_at text not null,
+    primary key (source, stage)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Failure:
+    source: str
+    stage: str
+    reason: str
+    recorded_at: str
+
+
+class IndexState:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as db:
+            db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=60)
+        try:
+            db.execute("pragma journal_mode=wal")
+            with db:  # one transaction: committed on success, rolled back on error
+                yield db
+        finally:
+            db.close()
+
+    def indexed_hashes(self) -> dict[str, str]:
+        with self._connect() as db:
+            return dict(db.execute("select document_id, content_hash from indexed_documents"))
+
+    def mark_indexed(self, hashes: dict[str, str]) -> None:
+        with self._connect() as db:
+            db.executemany("insert or replace into indexed_documents values (?, ?)", hashes.items())
+
+    def forget(self, document_ids: Iterable[str]) -> None:
+        with self._connect() as db:
+            db.executemany(
+                "delete from indexed_documents where document_id = ?", ((d,) for d in document_ids)
+            )
+
+    def record_failures(self, stage: str, failures: Iterable[tuple[str, str]]) -> None:
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._connect() as db:
+            db.executemany(
+                "insert or replace into failures values (?, ?, ?, ?)",
+                ((source, stage, reason, now) for source, reason in failures),
+            )
+
+    def replace_failures(self, stage: str, failures: Iterable[tuple[str, str]]) -> None:
+        """Make ``failures`` the whole list for ``stage`` (a fresh scan supersedes the last one)."""
+        with self._connect() as db:
+            db.execute("delete from failures where stage = ?", (stage,))
+        self.record_failures(stage, failures)
+
+    def clear_failures(self, stage: str, sources: Iterable[str]) -> None:
+        with self._connect() as db:
+            db.executemany(
+                "delete from failures where stage = ? and source = ?", ((stage, s) for s in sources)
+            )
+
+    def failures(self) -> list[Failure]:
+        with self._connect() as db:
+            rows = db.execute(
+                "select source, stage, reason, recorded_at from failures order by source, stage"
+            )
+            return [Failure(*row) for row in rows]

@@ -1,0 +1,11 @@
+"""One dynamic partition per input document, keyed by its stable document id."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+documents_partitions = dg.DynamicPartitionsDefinition(name="documents")
+
+# Per-document assets run many partitions in one run: Dagster would otherwise start one run
+# (a process, seconds of overhead) per document, which would dominate indexing time.
+batched_backfill = dg.BackfillPolicy.multi_run(max_partitions_per_run=2000)

@@ -1,0 +1,68 @@
+"""Where everything lives inside a data home (``--home DIR``, default ``./data``).
+
+Several corpora can sit side by side, each in its own home. Per-document tables are one
+Parquet file per document partition; global tables are one Parquet file each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+
+@dataclass(frozen=True)
+class HomeLayout:
+    home: Path
+
+    @classmethod
+    def at(cls, home: Path | str) -> HomeLayout:
+        return cls(Path(home).resolve())
+
+    @property
+    def tables(self) -> Path:
+        return self.home / "tables"
+
+    def partition_dir(self, table: str) -> Path:
+        """Folder holding one Parquet file per document for a per-document table."""
+        return self.tables / table
+
+    def partition_path(self, table: str, document_id: str) -> Path:
+        return self.partition_dir(table) / f"{partition_file_stem(document_id)}.parquet"
+
+    def table_path(self, table: str) -> Path:
+        """Parquet file of a global (unpartitioned) table."""
+        return self.tables / f"{table}.parquet"
+
+    @property
+    def lancedb(self) -> Path:
+        return self.home / "lancedb"
+
+    @property
+    def cache(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def embedding_cache(self) -> Path:
+        return self.cache / "embeddings.sqlite"
+
+    @property
+    def llm_cache(self) -> Path:
+        return self.cache / "llm.sqlite"
+
+    @property
+    def index_state(self) -> Path:
+        return self.home / "state.sqlite"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.home / "dagster"
+
+
+def partition_file_stem(document_id: str) -> str:
+    """A reversible, file-name-safe spelling of a document id (ids may contain '/' and '#')."""
+    return quote(document_id, safe="")
+
+
+def document_id_from_stem(stem: str) -> str:
+    return unquote(stem)

@@ -1,0 +1,45 @@
+"""Atomic Parquet writes and tolerant reads: a crash never leaves a half-written table."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+class StoreError(RuntimeError):
+    """A stored table is missing or unreadable; the message names the file and the fix."""
+
+
+def write_table_atomic(path: Path, table: pa.Table) -> None:
+    """Write to a temporary file in the same folder, fsync, then rename over the target."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            pq.write_table(table, handle, compression="zstd")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def read_table(path: Path, *, rebuild_hint: str = "python -m graphunified_assets index") -> pa.Table:
+    try:
+        return pq.read_table(path)
+    except FileNotFoundError:
+        raise StoreError(f"{path} does not exist; build the index with `{rebuild_hint}`.") from None
+    except (pa.ArrowInvalid, OSError) as error:
+        raise StoreError(f"{path} is unreadable ({error}); rebuild it with `{rebuild_hint}`.") from None
+
+
+def read_tables(paths: Iterable[Path], schema: pa.Schema) -> pa.Table:
+    """Concatenate many per-document files into one table (an empty one when there are none)."""
+    tables = [read_table(p).select(schema.names).cast(schema) for p in paths]
+    return pa.concat_tables(tables) if tables else schema.empty_table()

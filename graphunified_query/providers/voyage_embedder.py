@@ -1,0 +1,105 @@
+"""Voyage AI embeddings through the `voyageai` SDK: batched, with bounded retries."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import voyageai
+import voyageai.error as voyage_errors
+
+from graphunified_query.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
+
+KNOWN_DIMENSIONS = {
+    "voyage-3.5": 1024,
+    "voyage-3.5-lite": 1024,
+    "voyage-3-large": 1024,
+    "voyage-code-3": 1024,
+}
+MAX_CHARS_PER_REQUEST = 200_000  # well inside Voyage's per-request token limit
+MAX_SLEEP_SECONDS = 60.0
+_RETRYABLE = (
+    voyage_errors.RateLimitError,
+    voyage_errors.ServerError,
+    voyage_errors.ServiceUnavailableError,
+    voyage_errors.APIConnectionError,
+    voyage_errors.Timeout,
+    voyage_errors.TryAgain,
+)
+
+
+class VoyageEmbedder:
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        model: str = "voyage-3.5",
+        base_url: str | None = None,
+        batch_size: int = 64,
+        max_retries: int = 5,
+        timeout: float = 60.0,
+        base_delay: float = 1.0,
+    ) -> None:
+        self.model_name = model
+        self.dimension = KNOWN_DIMENSIONS.get(model, 0)  # learned from the first response otherwise
+        self.batch_size = batch_size
+        self.max_retries = max_retries
+        self.base_delay = base_delay
+        # The SDK's own retries are off: ours honour retry-after and stay bounded.
+        self._client = voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
+        rows: list[list[float]] = []
+        for batch in _batches(list(texts), self.batch_size):
+            rows.extend(self._embed_batch(batch, kind))
+        if not rows:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = normalize_rows(np.array(rows, dtype=np.float32))
+        self.dimension = vectors.shape[1]
+        return vectors
+
+    def _embed_batch(self, batch: list[str], kind: EmbeddingKind) -> list[list[float]]:
+        for attempt in range(self.max_retries + 1):
+            try:
+                # Voyage rejects empty strings; a single space embeds as "nothing".
+                inputs = [text if text.strip() else " " for text in batch]
+                return self._client.embed(inputs, model=self.model_name, input_type=kind).embeddings
+            except _RETRYABLE as error:
+                if attempt == self.max_retries:
+                    raise EmbeddingError(
+                        f"Voyage embedding failed after {attempt + 1} attempts: "
+                        f"{type(error).__name__} (HTTP {error.http_status})"
+                    ) from None
+                time.sleep(self._delay(attempt, error))
+            except voyage_errors.VoyageError as error:
+                raise EmbeddingError(
+                    f"Voyage refused the request: {type(error).__name__} (HTTP {error.http_status}); "
+                    "check VOYAGE_API_KEY and embedding.voyage_model."
+                ) from None
+        raise AssertionError("unreachable")
+
+    def _delay(self, attempt: int, error: voyage_errors.VoyageError) -> float:
+        retry_after = (error.headers or {}).get("retry-after")
+        if retry_after is not None:
+            try:
+                return min(float(retry_after), MAX_SLEEP_SECONDS)
+            except ValueError:
+                pass
+        return min(self.base_delay * 2**attempt * random.uniform(0.5, 1.0), MAX_SLEEP_SECONDS)
+
+
+def _batches(texts: list[str], batch_size: int) -> list[list[str]]:
+    batches: list[list[str]] = []
+    current: list[str] = []
+    chars = 0
+    for text in texts:
+        if current and (len(current) == batch_size or chars + len(text) > MAX_CHARS_PER_REQUEST):
+            batches.append(current)
+            current, chars = [], 0
+        current.append(text)
+        chars += len(text)
+    if current:
+        batches.append(current)
+    return batches

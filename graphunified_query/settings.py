@@ -1,0 +1,169 @@
+"""The one configuration model: chunking, providers, storage and strategy parameters.
+
+Values come from (lowest to highest precedence) the defaults below, ``<home>/settings.yaml``
+(or an explicit file) and ``GRAPHUNIFIED__SECTION__KEY`` environment variables. Secrets are
+never settings: API keys are read from the environment by the provider that needs them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+ENV_PREFIX = "GRAPHUNIFIED__"
+SETTINGS_FILE_NAME = "settings.yaml"
+
+
+class SettingsError(ValueError):
+    """A settings file or variable is invalid; the message names it and says what to change."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ChunkingSettings(_Section):
+    size: int = Field(512, ge=16, description="Chunk size in tokens of the embedding model's tokenizer.")
+    overlap: int = Field(128, ge=0, description="Tokens shared by consecutive chunks.")
+    min_size: int = Field(100, ge=1, description="A trailing chunk smaller than this is merged backwards.")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingSettings:
+        if self.overlap >= self.size:
+            raise ValueError(
+                f"chunking.overlap ({self.overlap}) must be smaller than chunking.size ({self.size})"
+            )
+        if self.min_size > self.size:
+            raise ValueError(
+                f"chunking.min_size ({self.min_size}) must not exceed chunking.size ({self.size})"
+            )
+        return self
+
+
+class EmbeddingSettings(_Section):
+    provider: Literal["auto", "local", "voyage"] = Field(
+        "auto", description="'auto' uses Voyage when VOYAGE_API_KEY is set, else the embedded MiniLM model."
+    )
+    voyage_model: str = "voyage-3.5"
+    voyage_base_url: str | None = Field(None, description="Override Voyage's endpoint (tests, proxies).")
+    batch_size: int = Field(64, ge=1, le=1000)
+    max_length: int = Field(256, ge=16, le=512, description="Token limit of the local model's input.")
+    max_retries: int = Field(5, ge=0)
+    timeout_seconds: float = Field(60.0, gt=0)
+
+
+class LLMSettings(_Section):
+    provider: Literal["auto", "offline", "anthropic"] = Field(
+        "auto", description="'auto' uses Claude when ANTHROPIC_API_KEY is set, else the embedded defaults."
+    )
+    model: str = "claude-sonnet-4-5"
+    base_url: str | None = Field(None, description="Override the Anthropic endpoint (tests, proxies).")
+    max_tokens: int = Field(4096, ge=256)
+    max_gleanings: int = Field(1, ge=0, le=5)
+    requests_per_minute: int = Field(50, ge=1)
+    tokens_per_minute: int = Field(400_000, ge=1000)
+    max_retries: int = Field(6, ge=0)
+    timeout_seconds: float = Field(120.0, gt=0)
+    use_batches: bool = Field(False, description="Message Batches API for bulk extraction (half price).")
+    budget_usd: float | None = Field(None, ge=0, description="Stop cleanly before spending more than this.")
+    concurrency: int = Field(4, ge=1, description="Parallel LLM calls within one run.")
+
+
+class ModelPrice(_Section):
+    """US dollars per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+
+def _default_prices() -> dict[str, ModelPrice]:
+    return {
+        "claude-sonnet-4-5": ModelPrice(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75),
+        "claude-haiku-4-5": ModelPrice(input=1.0, output=5.0, cache_read=0.10, cache_write=1.25),
+        "claude-opus-4-1": ModelPrice(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75),
+    }
+
+
+class ExtractionSettings(_Section):
+    entity_types: tuple[str, ...] = (
+        "PERSON",
+        "ORGANIZATION",
+        "LOCATION",
+        "EVENT",
+        "PRODUCT",
+        "CONCEPT",
+        "DATE",
+    )
+    summarize_above_fragments: int = Field(
+        4, ge=2, description="Summarize an entity description once it has more fragments than this."
+    )
+
+
+class StorageSettings(_Section):
+    input_dir: Path = Field(
+        Path("data/sample"), description="Folder the sensor and `index` read documents from."
+    )
+
+
+class Settings(_Section):
+    """Everything configurable in Graph-Unified, validated on load."""
+
+    chunking: ChunkingSettings = ChunkingSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    llm: LLMSettings = LLMSettings()
+    prices: dict[str, ModelPrice] = Field(default_factory=_default_prices)
+    extraction: ExtractionSettings = ExtractionSettings()
+    storage: StorageSettings = StorageSettings()
+
+
+def load_settings(
+    home: Path | str = "data", *, file: Path | str | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Read settings for a data home: defaults, then the YAML file, then environment overrides."""
+    environ = os.environ if environ is None else environ
+    path = Path(file) if file is not None else Path(home) / SETTINGS_FILE_NAME
+    values: dict[str, Any] = _read_yaml(path) if (file is not None or path.exists()) else {}
+    for name, raw in environ.items():
+        if name.startswith(ENV_PREFIX):
+            keys = name[len(ENV_PREFIX) :].lower().split("__")
+            _set_nested(values, keys, yaml.safe_load(raw) if raw else raw)
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors(include_url=False)
+        )
+        source = f"{path}" if values else "defaults"
+        raise SettingsError(
+            f"Invalid settings ({source} and {ENV_PREFIX}* variables): {problems}. "
+            "Fix the value(s) named here; `settings.yaml` keys mirror these dotted names."
+        ) from None
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SettingsError(f"Settings file {path} does not exist.") from None
+    except yaml.YAMLError as error:
+        raise SettingsError(f"Settings file {path} is not valid YAML: {error}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise SettingsError(
+            f"Settings file {path} must hold a mapping of sections, not {type(loaded).__name__}."
+        )
+    return loaded
+
+
+def _set_nested(values: dict[str, Any], keys: list[str], value: Any) -> None:
+    for key in keys[:-1]:
+        values = values.setdefault(key, {})
+    values[keys[-1]] = value

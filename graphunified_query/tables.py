@@ -1,0 +1,85 @@
+"""The data contract shared by the pipeline and the query side: table names and Arrow schemas.
+
+Column names follow Microsoft GraphRAG's v3 output (``documents``, ``text_units``) so its users
+can read our tables; our extra columns come after GraphRAG's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+
+DOCUMENTS = "documents"
+CHUNKS = "text_units"  # the `chunks` asset; GraphRAG calls the table text_units
+CHUNK_EMBEDDINGS = "chunk_embeddings"
+FAILURES = "failures"
+
+_strings = pa.list_(pa.string())
+
+DOCUMENTS_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("human_readable_id", pa.int64()),
+        ("title", pa.string()),
+        ("text", pa.string()),
+        ("text_unit_ids", _strings),
+        ("creation_date", pa.string()),
+        ("raw_data", pa.string()),  # JSON of the source record's extra fields
+        # ours
+        ("source_path", pa.string()),
+        ("format", pa.string()),
+        ("content_hash", pa.string()),
+        ("sections", pa.string()),  # JSON list of {"path": [...], "start": int, "end": int}
+    ]
+)
+
+CHUNKS_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("human_readable_id", pa.int64()),
+        ("text", pa.string()),
+        ("n_tokens", pa.int64()),
+        ("document_id", pa.string()),
+        ("entity_ids", _strings),
+        ("relationship_ids", _strings),
+        ("covariate_ids", _strings),
+        # ours
+        ("chunk_index", pa.int64()),
+        ("start_char", pa.int64()),
+        ("end_char", pa.int64()),
+        ("section", pa.string()),  # heading path "Guide > Install > Linux", "" when none
+        ("text_hash", pa.string()),
+    ]
+)
+
+
+def chunk_embeddings_schema(dimension: int) -> pa.Schema:
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("document_id", pa.string()),
+            ("vector", pa.list_(pa.float32(), dimension)),
+            ("model", pa.string()),
+        ]
+    )
+
+
+FAILURES_SCHEMA = pa.schema(
+    [
+        ("source", pa.string()),  # file (and line) or document id
+        ("stage", pa.string()),
+        ("reason", pa.string()),
+        ("recorded_at", pa.string()),
+    ]
+)
+
+
+def text_hash(text: str) -> str:
+    """Content address of a text: the key of every cache and the basis of chunk ids."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def stable_int_id(key: str) -> int:
+    """A deterministic non-negative int64 for GraphRAG's human_readable_id column."""
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:6], "big")

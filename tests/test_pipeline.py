@@ -1,0 +1,114 @@
+"""The asset graph end to end: incremental by content hash, deletions, bad input, local models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import lancedb
+import pytest
+
+from graphunified_assets.indexing import index
+from graphunified_assets.lib.index_state import IndexState
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.layout import HomeLayout
+from tests.fakes.voyage_server import FakeVoyageServer
+
+
+@pytest.fixture
+def voyage() -> Iterator[FakeVoyageServer]:
+    with FakeVoyageServer() as server:
+        yield server
+
+
+def _resource(home: Path, input_dir: Path, voyage: FakeVoyageServer) -> GraphUnifiedResource:
+    (home / "settings.yaml").write_text(
+        f"embedding:\n  provider: voyage\n  voyage_base_url: {voyage.base_url}\n  batch_size: 2\n"
+    )
+    return GraphUnifiedResource(home=str(home), input_dir=str(input_dir), voyage_api_key="test-key")
+
+
+def _embedded_texts(voyage: FakeVoyageServer) -> list[str]:
+    return [text for _, body in voyage.requests for text in body["input"]]
+
+
+def _vector_rows(home: Path) -> dict[str, int]:
+    table = lancedb.connect(str(HomeLayout.at(home).lancedb)).open_table("chunk_vectors").to_arrow()
+    counts: dict[str, int] = {}
+    for document_id in table.column("document_id").to_pylist():
+        counts[document_id] = counts.get(document_id, 0) + 1
+    return counts
+
+
+def test_only_changed_documents_are_recomputed(home: Path, input_dir: Path, voyage: FakeVoyageServer) -> None:
+    resource = _resource(home, input_dir, voyage)
+    first = index(resource, echo=lambda _: None)
+    assert sorted(first.plan.new) == ["flood.txt", "mill.md", "people/thomas-hale.md"]
+    first_texts = _embedded_texts(voyage)
+    assert len(first_texts) == 3  # one chunk per short document
+    assert set(_vector_rows(home)) == {"flood.txt", "mill.md", "people/thomas-hale.md"}
+    layout = HomeLayout.at(home)
+    untouched = layout.partition_path("text_units", "mill.md")
+    mtime = untouched.stat().st_mtime_ns
+
+    again = index(resource, echo=lambda _: None)
+    assert again.plan.pending == () and again.runs == 0
+    assert len(_embedded_texts(voyage)) == 3  # no embedding call at all
+
+    (input_dir / "flood.txt").write_text("The Great Flood\nIn 1894 the River Harrow flooded Eastfold.\n")
+    changed = index(resource, echo=lambda _: None)
+    assert changed.plan.changed == ("flood.txt",)
+    new_texts = _embedded_texts(voyage)[3:]
+    assert new_texts == ["The Great Flood\nIn 1894 the River Harrow flooded Eastfold.\n"]
+    assert untouched.stat().st_mtime_ns == mtime  # other documents' tables were not rewritten
+
+
+def test_deleting_a_document_removes_its_rows(home: Path, input_dir: Path, voyage: FakeVoyageServer) -> None:
+    resource = _resource(home, input_dir, voyage)
+    index(resource, echo=lambda _: None)
+    (input_dir / "mill.md").unlink()
+    report = index(resource, echo=lambda _: None)
+    assert report.plan.removed == ("mill.md",)
+    layout = HomeLayout.at(home)
+    for table in ("documents", "text_units", "chunk_embeddings"):
+        assert not layout.partition_path(table, "mill.md").exists()
+    assert set(_vector_rows(home)) == {"flood.txt", "people/thomas-hale.md"}
+    assert "mill.md" not in IndexState(layout.index_state).indexed_hashes()
+
+
+def test_bad_input_is_reported_and_the_rest_indexes(
+    home: Path, input_dir: Path, voyage: FakeVoyageServer
+) -> None:
+    (input_dir / "empty.txt").write_text("")
+    (input_dir / "binary.txt").write_bytes(b"\x00\x01\x02binary\x00")
+    (input_dir / "latin1.txt").write_bytes("Caf\xe9 au lait".encode("latin-1"))
+    (input_dir / "corpus.jsonl").write_text(
+        '{"id": "a", "title": "A", "text": "Alpha text."}\n'
+        "{not json\n"
+        '{"id": "b", "title": "B", "text": "Beta."}\n'
+    )
+    messages: list[str] = []
+    report = index(_resource(home, input_dir, voyage), echo=messages.append)
+    problems = {p.source for p in report.problems}
+    assert {"empty.txt", "binary.txt", "latin1.txt", "corpus.jsonl:2"} <= problems
+    assert any("corpus.jsonl:2" in m for m in messages)
+    indexed = IndexState(HomeLayout.at(home).index_state).indexed_hashes()
+    assert {"corpus.jsonl#a", "corpus.jsonl#b", "mill.md", "flood.txt", "people/thomas-hale.md"} == set(
+        indexed
+    )
+    failures = {f.source for f in IndexState(HomeLayout.at(home).index_state).failures()}
+    assert "corpus.jsonl:2" in failures
+
+
+@pytest.mark.slow
+def test_local_models_index_the_bundled_sample(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample"
+    resource = GraphUnifiedResource(home=str(home), input_dir=str(sample))
+    report = index(resource, echo=lambda _: None)
+    assert report.problems == []
+    rows = _vector_rows(home)
+    assert len(rows) == len(report.plan.new) >= 20
+    table = lancedb.connect(str(HomeLayout.at(home).lancedb)).open_table("chunk_vectors").to_arrow()
+    assert set(table.column("model").to_pylist()) == {"all-MiniLM-L6-v2"}
+    assert table.schema.field("vector").type.list_size == 384

@@ -1,0 +1,84 @@
+"""Which documents a run must touch: the heart of hash-based incrementality."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+
+from graphunified_assets.lib.update_plan import contiguous_ranges, plan_update
+from graphunified_query.layout import HomeLayout
+from graphunified_query.parquet_store import write_table_atomic
+
+TABLES = ("text_units", "chunk_embeddings")
+
+
+def _write(layout: HomeLayout, table: str, document_id: str, mtime: int) -> None:
+    path = layout.partition_path(table, document_id)
+    write_table_atomic(path, pa.table({"document_id": [document_id]}))
+    os.utime(path, ns=(mtime, mtime))
+
+
+def _indexed(layout: HomeLayout, document_id: str) -> None:
+    _write(layout, "documents", document_id, 1_000)
+    for table in TABLES:
+        _write(layout, table, document_id, 2_000)
+
+
+def test_new_changed_removed_and_unchanged(tmp_path: Path) -> None:
+    layout = HomeLayout.at(tmp_path)
+    for doc in ("a.md", "b.md", "gone.md"):
+        _indexed(layout, doc)
+    plan = plan_update(
+        {"a.md": "h1", "b.md": "h2-edited", "c.md": "h3"},
+        {"a.md": "h1", "b.md": "h2", "gone.md": "h9"},
+        ["a.md", "b.md", "gone.md"],
+        layout=layout,
+        downstream_tables=TABLES,
+    )
+    assert plan.new == ("c.md",)
+    assert plan.changed == ("b.md",)
+    assert plan.removed == ("gone.md",)
+    assert plan.incomplete == ()
+    assert plan.unchanged == 1
+    assert set(plan.pending) == {"b.md", "c.md"}
+
+
+def test_half_finished_document_is_incomplete(tmp_path: Path) -> None:
+    layout = HomeLayout.at(tmp_path)
+    _indexed(layout, "a.md")
+    _indexed(layout, "b.md")
+    # b's embeddings predate its latest documents file: the run died between the two stages.
+    _write(layout, "chunk_embeddings", "b.md", 500)
+    plan = plan_update(
+        {"a.md": "h", "b.md": "h"},
+        {"a.md": "h", "b.md": "h"},
+        ["a.md", "b.md"],
+        layout=layout,
+        downstream_tables=TABLES,
+    )
+    assert plan.incomplete == ("b.md",)
+    assert plan.unchanged == 1
+
+
+def test_failed_partition_is_retried(tmp_path: Path) -> None:
+    layout = HomeLayout.at(tmp_path)
+    # A live partition whose document never got indexed (it failed) counts as changed.
+    plan = plan_update({"bad.pdf": "h"}, {}, ["bad.pdf"], layout=layout, downstream_tables=TABLES)
+    assert plan.changed == ("bad.pdf",)
+    assert plan.new == ()
+
+
+def test_contiguous_ranges_merge_closest_gaps() -> None:
+    keys = [f"k{i}" for i in range(10)]
+    assert contiguous_ranges(keys, {"k1", "k2", "k3"}, max_ranges=4) == [("k1", "k3")]
+    assert contiguous_ranges(keys, {"k0", "k2", "k8"}, max_ranges=4) == [
+        ("k0", "k0"),
+        ("k2", "k2"),
+        ("k8", "k8"),
+    ]
+    # Limited to two runs: the closest pair (k0, k2) merges, k8 stays alone.
+    assert contiguous_ranges(keys, {"k0", "k2", "k8"}, max_ranges=2) == [("k0", "k2"), ("k8", "k8")]
+    assert contiguous_ranges(keys, {"k0", "k2", "k8"}, max_ranges=1) == [("k0", "k8")]
+    assert contiguous_ranges(keys, set(), max_ranges=3) == []
