@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 
 from graphunified_assets.lib.index_state import IndexState
@@ -31,7 +32,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _index(resource: GraphUnifiedResource) -> int:
+    import dagster
+
     from graphunified_assets.indexing import index  # dagster import is slow; only when needed
+
+    warnings.filterwarnings("ignore", category=dagster.BetaWarning)  # BackfillPolicy is beta
 
     if not resource.input_path.is_dir():
         print(f"error: input folder {resource.input_path} does not exist; pass --input DIR", file=sys.stderr)

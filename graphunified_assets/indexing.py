@@ -23,6 +23,7 @@ from graphunified_assets.partitions import documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_assets.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
 
+_QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}  # step-level DEBUG drowns progress
 INSTANCE_TEMPLATE = Path(__file__).resolve().parent.parent / "dagster.yaml"
 
 
