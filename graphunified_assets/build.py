@@ -5,13 +5,13 @@ from __future__ import annotations
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from graphunified_assets.assets import chunks, documents, embeddings, vector_index
+from graphunified_assets.assets import chunks, documents, embeddings, extraction, graph_elements, vector_index
 from graphunified_assets.io_manager import DocumentTablesIOManager
 from graphunified_assets.jobs import index_documents_job, refresh_indexes_job
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_assets.sensors import new_documents_sensor
 
-ASSET_MODULES = (documents, chunks, embeddings, vector_index)
+ASSET_MODULES = (documents, chunks, embeddings, extraction, graph_elements, vector_index)
 
 
 def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:

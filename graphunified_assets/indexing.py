@@ -31,8 +31,12 @@ INSTANCE_TEMPLATE = Path(__file__).resolve().parent.parent / "dagster.yaml"
 class IndexReport:
     plan: UpdatePlan
     problems: list[InputProblem]
-    runs: int
+    run_ids: list[str]
     seconds: float
+
+    @property
+    def runs(self) -> int:
+        return len(self.run_ids)
 
 
 def prepare_instance(resource: GraphUnifiedResource) -> dg.DagsterInstance:
@@ -70,19 +74,17 @@ def index(resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print
     for key in plan.removed:
         if key in live:
             instance.delete_dynamic_partition(documents_partitions.name, key)
-    runs = 0
+    run_ids = []
     for start, end in ranges:
         echo(f"indexing documents {start!r} .. {end!r}")
-        _run(defs, INDEX_DOCUMENTS, instance, partition_range_tags(start, end))
-        runs += 1
+        run_ids.append(_run(defs, INDEX_DOCUMENTS, instance, partition_range_tags(start, end)))
     if ranges or plan.removed or not resource.layout.lancedb.exists():
         echo("refreshing global indexes")
-        _run(defs, REFRESH_INDEXES, instance, {})
-        runs += 1
-    return IndexReport(plan, scan.problems, runs, time.perf_counter() - started)
+        run_ids.append(_run(defs, REFRESH_INDEXES, instance, {}))
+    return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
 
 
-def _run(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict[str, str]) -> None:
+def _run(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict[str, str]) -> str:
     result = defs.resolve_job_def(job_name).execute_in_process(
         instance=instance, tags=tags, raise_on_error=False
     )
@@ -92,3 +94,4 @@ def _run(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags
             f"Dagster run {result.run_id} of {job_name} failed at {failed}; inspect it with `make ui` "
             "(Runs tab) and re-run `index`: finished documents are not redone."
         )
+    return result.run_id

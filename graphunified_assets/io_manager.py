@@ -35,7 +35,7 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
         ids = obj.column(column)
         for key in keys:
             rows = obj.filter(pc.equal(ids, key)) if len(keys) > 1 else obj
-            write_table_atomic(layout.partition_path(table_name, key), rows)
+            write_table_atomic(layout.partition_path(table_name, key), rows, durable=False)
         if "content_hash" in obj.column_names:
             # Only after the files are safely on disk does a document count as indexed.
             hashes = dict(zip(ids.to_pylist(), obj.column("content_hash").to_pylist(), strict=True))

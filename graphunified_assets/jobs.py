@@ -11,13 +11,13 @@ REFRESH_INDEXES = "refresh_indexes"
 
 index_documents_job = dg.define_asset_job(
     INDEX_DOCUMENTS,
-    selection=dg.AssetSelection.groups("ingest", "embed"),
+    selection=dg.AssetSelection.groups("ingest", "embed", "extract"),
     partitions_def=documents_partitions,
-    description="Parse, chunk and embed the selected documents (one run covers a range of documents).",
+    description="Parse, chunk, embed and extract the selected documents (one run covers a key range).",
 )
 
 refresh_indexes_job = dg.define_asset_job(
     REFRESH_INDEXES,
-    selection=dg.AssetSelection.groups("indexes"),
+    selection=dg.AssetSelection.groups("graph", "indexes"),
     description="Rebuild the global indexes from every document's tables; prunes removed documents.",
 )

@@ -9,3 +9,7 @@ documents_partitions = dg.DynamicPartitionsDefinition(name="documents")
 # Per-document assets run many partitions in one run: Dagster would otherwise start one run
 # (a process, seconds of overhead) per document, which would dominate indexing time.
 batched_backfill = dg.BackfillPolicy.multi_run(max_partitions_per_run=2000)
+
+# Global assets rebuild once after a batch of documents lands, not once per document; a
+# document that failed (and so has no rows) must not hold them back, hence no missing-deps clause.
+after_documents_change = dg.AutomationCondition.eager().without(~dg.AutomationCondition.any_deps_missing())

@@ -16,9 +16,9 @@ from graphunified_assets.lib.sources import scan_input
 from graphunified_assets.lib.update_plan import UpdatePlan, contiguous_ranges, plan_update
 from graphunified_assets.partitions import documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.tables import CHUNK_EMBEDDINGS, CHUNKS
+from graphunified_query.tables import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
 
-DOWNSTREAM_TABLES = (CHUNKS, CHUNK_EMBEDDINGS)
+DOWNSTREAM_TABLES = (CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
 MAX_RUNS_PER_TICK = 4
 
 

@@ -83,3 +83,79 @@ def text_hash(text: str) -> str:
 def stable_int_id(key: str) -> int:
     """A deterministic non-negative int64 for GraphRAG's human_readable_id column."""
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:6], "big")
+
+
+EXTRACTIONS = "extractions"
+ENTITIES = "entities"
+RELATIONSHIPS = "relationships"
+FACTS = "facts"
+
+_entity_record = pa.struct([("name", pa.string()), ("type", pa.string()), ("description", pa.string())])
+_relationship_record = pa.struct(
+    [
+        ("source", pa.string()),
+        ("target", pa.string()),
+        ("type", pa.string()),
+        ("description", pa.string()),
+        ("strength", pa.float64()),
+    ]
+)
+_fact_record = pa.struct([("subject", pa.string()), ("predicate", pa.string()), ("object", pa.string())])
+
+# One row per chunk: what the extraction pass found in it, before corpus-wide resolution.
+EXTRACTIONS_SCHEMA = pa.schema(
+    [
+        ("chunk_id", pa.string()),
+        ("document_id", pa.string()),
+        ("extractor", pa.string()),
+        ("entities", pa.list_(_entity_record)),
+        ("relationships", pa.list_(_relationship_record)),
+        ("facts", pa.list_(_fact_record)),
+        ("dropped_records", pa.int64()),
+    ]
+)
+
+ENTITIES_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("human_readable_id", pa.int64()),
+        ("title", pa.string()),
+        ("type", pa.string()),
+        ("description", pa.string()),
+        ("text_unit_ids", _strings),
+        ("frequency", pa.int64()),
+        ("degree", pa.int64()),
+        # ours
+        ("merged_from", _strings),
+    ]
+)
+
+RELATIONSHIPS_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("human_readable_id", pa.int64()),
+        ("source", pa.string()),  # entity titles, as GraphRAG stores them
+        ("target", pa.string()),
+        ("description", pa.string()),
+        ("weight", pa.float64()),
+        ("combined_degree", pa.int64()),
+        ("text_unit_ids", _strings),
+        # ours
+        ("source_id", pa.string()),
+        ("target_id", pa.string()),
+        ("type", pa.string()),
+    ]
+)
+
+FACTS_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("text", pa.string()),
+        ("subject", pa.string()),
+        ("predicate", pa.string()),
+        ("object", pa.string()),
+        ("chunk_ids", _strings),
+        ("subject_id", pa.string()),  # resolved entity id, null when the subject is not an entity
+        ("object_id", pa.string()),
+    ]
+)

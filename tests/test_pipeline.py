@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import dagster as dg
 import lancedb
+import pyarrow.parquet as pq
 import pytest
 
 from graphunified_assets.indexing import index
@@ -74,6 +76,13 @@ def test_deleting_a_document_removes_its_rows(home: Path, input_dir: Path, voyag
         assert not layout.partition_path(table, "mill.md").exists()
     assert set(_vector_rows(home)) == {"flood.txt", "people/thomas-hale.md"}
     assert "mill.md" not in IndexState(layout.index_state).indexed_hashes()
+    # The UI shows the refreshed index: row counts, pruning and per-format statistics.
+    event = dg.DagsterInstance.get().get_latest_materialization_event(dg.AssetKey("chunk_vectors"))
+    assert event is not None and event.asset_materialization is not None
+    metadata = event.asset_materialization.metadata
+    assert metadata["rows"].value == 2
+    assert metadata["pruned_documents"].value == 1
+    assert "| md | 1 |" in metadata["corpus"].value and "| txt | 1 |" in metadata["corpus"].value
 
 
 def test_bad_input_is_reported_and_the_rest_indexes(
@@ -112,3 +121,17 @@ def test_local_models_index_the_bundled_sample(home: Path, monkeypatch: pytest.M
     table = lancedb.connect(str(HomeLayout.at(home).lancedb)).open_table("chunk_vectors").to_arrow()
     assert set(table.column("model").to_pylist()) == {"all-MiniLM-L6-v2"}
     assert table.schema.field("vector").type.list_size == 384
+
+
+def test_entities_link_mentions_across_documents(
+    home: Path, input_dir: Path, voyage: FakeVoyageServer
+) -> None:
+    index(_resource(home, input_dir, voyage), echo=lambda _: None)
+    layout = HomeLayout.at(home)
+    entities = {(e["title"], e["type"]): e for e in pq.read_table(layout.table_path("entities")).to_pylist()}
+    chunks = pq.read_table(layout.partition_dir("text_units")).to_pylist()
+    document_of = {c["id"]: c["document_id"] for c in chunks}
+    hale = entities[("Thomas Hale", "PERSON")]
+    assert {document_of[c] for c in hale["text_unit_ids"]} == {"mill.md", "people/thomas-hale.md"}
+    facts = pq.read_table(layout.table_path("facts")).to_pylist()
+    assert any(f["subject"] == "Thomas Hale" and "born" in f["predicate"] for f in facts)

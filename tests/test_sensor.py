@@ -9,7 +9,7 @@ import dagster as dg
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.lib.sources import scan_input
 from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_assets.sensors import new_documents_sensor
+from graphunified_assets.sensors import DOWNSTREAM_TABLES, new_documents_sensor
 
 
 def _tick(instance: dg.DagsterInstance, resource: GraphUnifiedResource) -> dg.SensorResult:
@@ -36,7 +36,7 @@ def test_sensor_requests_only_new_and_changed_documents(input_dir: Path, home: P
         hashes = {k: d.content_hash for k, d in scan_input(input_dir).documents.items()}
         state.mark_indexed(hashes)
         for key in hashes:  # every stage's file written in order
-            for table in ("documents", "text_units", "chunk_embeddings"):
+            for table in ("documents", *DOWNSTREAM_TABLES):
                 path = resource.layout.partition_path(table, key)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(b"")

@@ -1,5 +1,7 @@
 """`chunk_vectors`: the LanceDB chunk index every dense retriever searches, plus its checks."""
 
+from pathlib import Path
+
 import dagster as dg
 import lancedb
 import pyarrow as pa
@@ -7,26 +9,22 @@ import pyarrow.compute as pc
 from dagster_duckdb import DuckDBResource
 
 from graphunified_assets.lib.pruning import prune_partition_files
-from graphunified_assets.partitions import documents_partitions
+from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.providers import EmbeddingModelMismatch
-from graphunified_query.tables import CHUNK_EMBEDDINGS, CHUNKS, DOCUMENTS
+from graphunified_query.tables import CHUNK_EMBEDDINGS, CHUNKS, DOCUMENTS, EXTRACTIONS
 
-PER_DOCUMENT_TABLES = (DOCUMENTS, CHUNKS, CHUNK_EMBEDDINGS)
+PER_DOCUMENT_TABLES = (DOCUMENTS, CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
 CHUNK_VECTORS = "chunk_vectors"
 
 
-# Rebuilt once after a batch of documents lands, not once per document; a document that failed
-# (and so has no vectors) must not hold the index back, hence the missing-deps clause removed.
-_after_documents_change = dg.AutomationCondition.eager().without(~dg.AutomationCondition.any_deps_missing())
-
-
-@dg.asset(group_name="indexes", kinds={"lancedb"}, automation_condition=_after_documents_change)
+@dg.asset(group_name="indexes", kinds={"lancedb"}, automation_condition=after_documents_change)
 def chunk_vectors(
     context: dg.AssetExecutionContext,
     graphunified: GraphUnifiedResource,
     chunks: pa.Table,
     chunk_embeddings: pa.Table,
+    duckdb: DuckDBResource,
 ) -> dg.MaterializeResult:
     """LanceDB table of every chunk's vector with its text; removed documents are pruned."""
     layout = graphunified.layout
@@ -47,8 +45,25 @@ def chunk_vectors(
             "documents": len(live),
             "pruned_documents": len(pruned),
             "model": next(iter(models), ""),
+            "corpus": dg.MetadataValue.md(_corpus_statistics(duckdb, layout.partition_dir(DOCUMENTS))),
+            "mean_chunk_tokens": float(pc.mean(chunks.column("n_tokens")).as_py() or 0.0),
         }
     )
+
+
+def _corpus_statistics(duckdb: DuckDBResource, documents_dir: Path) -> str:
+    """Per-format document counts and sizes, as a Markdown table for the UI."""
+    if not any(documents_dir.glob("*.parquet")):
+        return "no documents"
+    with duckdb.get_connection() as conn:
+        rows = conn.execute(
+            "select format, count(*), sum(length(text)), round(avg(length(text))) "
+            "from read_parquet(?) group by format order by format",
+            [str(documents_dir / "*.parquet")],
+        ).fetchall()
+    lines = ["| format | documents | characters | mean characters |", "|---|---|---|---|"]
+    lines += [f"| {f} | {n} | {c} | {m:.0f} |" for f, n, c, m in rows]
+    return "\n".join(lines)
 
 
 @dg.asset_check(asset=chunk_vectors, description="Every chunk of every live document has exactly one vector.")

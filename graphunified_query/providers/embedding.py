@@ -11,6 +11,8 @@ import numpy as np
 from graphunified_query.settings import EmbeddingSettings
 
 EmbeddingKind = Literal["document", "query"]
+VOYAGE_KEY_VARIABLE = "VOYAGE_API_KEY"
+VOYAGE_URL_VARIABLE = "VOYAGE_BASE_URL"
 
 
 class EmbeddingError(RuntimeError):
@@ -22,15 +24,20 @@ class EmbeddingModelMismatch(ValueError):
 
 
 class Embedder(Protocol):
-    model_name: str
-    dimension: int
+    # Read-only properties, so both plain class attributes and delegating properties conform.
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
-        """float32 array (len(texts), dimension), each row L2-normalized."""
+        """float32 array (len(texts), dimension), each row L2-normalized, in input order."""
         ...
 
 
 def check_same_model(recorded: str, current: str) -> None:
+    """Refuse to mix an index's vectors with vectors from a different model."""
     if recorded != current:
         raise EmbeddingModelMismatch(
             f"The index was embedded with {recorded!r} but the configured model is {current!r}; "
@@ -39,22 +46,26 @@ def check_same_model(recorded: str, current: str) -> None:
 
 
 def make_embedder(settings: EmbeddingSettings, environ: Mapping[str, str] = os.environ) -> Embedder:
-    key = environ.get("VOYAGE_API_KEY")
+    """The configured provider: 'auto' picks Voyage when its key is in `environ`, else the local model."""
+    key = environ.get(VOYAGE_KEY_VARIABLE, "").strip()
     provider = settings.provider
     if provider == "auto":
         provider = "voyage" if key else "local"
     if provider == "local":
         from graphunified_query.providers.local_embedder import LocalMiniLMEmbedder
 
-        return LocalMiniLMEmbedder(max_length=settings.max_length, batch_size=settings.batch_size)
+        return LocalMiniLMEmbedder(max_length=settings.max_length, batch_size=settings.local_batch_size)
     if not key:
-        raise EmbeddingError("embedding.provider is 'voyage' but VOYAGE_API_KEY is not set; export it.")
-    from graphunified_query.providers.voyage_embedder import VoyageEmbedder  # imports are slow
+        raise EmbeddingError(
+            f"embedding.provider is 'voyage' but {VOYAGE_KEY_VARIABLE} is not set; export it, "
+            "or set embedding.provider to 'local' or 'auto'."
+        )
+    from graphunified_query.providers.voyage_embedder import VoyageEmbedder  # the SDK is slow to import
 
     return VoyageEmbedder(
         key,
         model=settings.voyage_model,
-        base_url=settings.voyage_base_url or environ.get("VOYAGE_BASE_URL"),
+        base_url=settings.voyage_base_url or environ.get(VOYAGE_URL_VARIABLE) or None,
         batch_size=settings.batch_size,
         max_retries=settings.max_retries,
         timeout=settings.timeout_seconds,
@@ -62,6 +73,7 @@ def make_embedder(settings: EmbeddingSettings, environ: Mapping[str, str] = os.e
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (an all-zero row stays zero rather than becoming NaN)."""
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.maximum(norms, 1e-12)

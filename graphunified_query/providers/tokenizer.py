@@ -17,27 +17,40 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 
 
 class TokenizerChecksumError(RuntimeError):
-    pass
+    """The tokenizer file is not the one the package shipped."""
 
 
 def load_tokenizer(path: Path | None = None) -> Tokenizer:
-    """The all-MiniLM-L6-v2 tokenizer with no truncation or padding (callers set their own)."""
-    return _load(path or TOKENIZER_FILE)
+    """The all-MiniLM-L6-v2 tokenizer with no truncation or padding (callers set their own).
+
+    The default file is loaded once per process and shared: callers that configure truncation or
+    padding must work on a copy (`Tokenizer.from_str(tok.to_str())`). Other paths are read afresh.
+    """
+    if path is None:
+        return _default()
+    return _load(Path(path))
 
 
 @cache
+def _default() -> Tokenizer:
+    return _load(TOKENIZER_FILE)
+
+
 def _load(path: Path) -> Tokenizer:
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
     if digest != TOKENIZER_SHA256:
         raise TokenizerChecksumError(
-            f"{path} has sha256 {digest}, expected {TOKENIZER_SHA256}; the file is damaged or replaced. "
-            "Reinstall the package (pip install --force-reinstall -e .)."
+            f"Tokenizer file {path} has sha256 {digest}, expected {TOKENIZER_SHA256}: it is damaged or "
+            "was replaced. Reinstall the package (pip install --force-reinstall graph-unified, or "
+            "`pip install -e .` in a checkout)."
         )
-    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer = Tokenizer.from_str(data.decode("utf-8"))  # parse the bytes that were verified
     tokenizer.no_truncation()  # the file ships with the model's 128-token truncation and padding
     tokenizer.no_padding()
     return tokenizer
 
 
 def count_tokens(text: str) -> int:
-    return len(load_tokenizer().encode(text, add_special_tokens=False).ids)
+    """Word pieces in `text`, without [CLS]/[SEP]."""
+    return len(_default().encode(text, add_special_tokens=False).ids)

@@ -1,16 +1,23 @@
-"""Voyage AI embeddings through the `voyageai` SDK: batched, with bounded retries."""
+"""Voyage AI embeddings through the `voyageai` SDK: batched, with bounded retries.
+
+The API key goes to the SDK client and nowhere else: errors carry the exception class, the
+HTTP status and the server's detail with any occurrence of the key masked.
+"""
 
 from __future__ import annotations
 
+import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import voyageai
 import voyageai.error as voyage_errors
 
 from graphunified_query.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
+
+log = logging.getLogger(__name__)
 
 KNOWN_DIMENSIONS = {
     "voyage-3.5": 1024,
@@ -21,9 +28,9 @@ KNOWN_DIMENSIONS = {
 MAX_CHARS_PER_REQUEST = 200_000  # well inside Voyage's per-request token limit
 MAX_SLEEP_SECONDS = 60.0
 _RETRYABLE = (
-    voyage_errors.RateLimitError,
-    voyage_errors.ServerError,
-    voyage_errors.ServiceUnavailableError,
+    voyage_errors.RateLimitError,  # 429
+    voyage_errors.ServerError,  # 500
+    voyage_errors.ServiceUnavailableError,  # 502, 503, 504
     voyage_errors.APIConnectionError,
     voyage_errors.Timeout,
     voyage_errors.TryAgain,
@@ -47,8 +54,12 @@ class VoyageEmbedder:
         self.batch_size = batch_size
         self.max_retries = max_retries
         self.base_delay = base_delay
+        self._mask = _masker(api_key)
         # The SDK's own retries are off: ours honour retry-after and stay bounded.
         self._client = voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"VoyageEmbedder(model={self.model_name!r})"
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
         rows: list[list[float]] = []
@@ -61,36 +72,56 @@ class VoyageEmbedder:
         return vectors
 
     def _embed_batch(self, batch: list[str], kind: EmbeddingKind) -> list[list[float]]:
+        # Voyage rejects empty strings; a single space embeds as "nothing".
+        inputs = [text if text.strip() else " " for text in batch]
         for attempt in range(self.max_retries + 1):
             try:
-                # Voyage rejects empty strings; a single space embeds as "nothing".
-                inputs = [text if text.strip() else " " for text in batch]
-                return self._client.embed(inputs, model=self.model_name, input_type=kind).embeddings
+                result = self._client.embed(inputs, model=self.model_name, input_type=kind, truncation=True)
             except _RETRYABLE as error:
                 if attempt == self.max_retries:
                     raise EmbeddingError(
-                        f"Voyage embedding failed after {attempt + 1} attempts: "
-                        f"{type(error).__name__} (HTTP {error.http_status})"
+                        f"Voyage embedding failed after {attempt + 1} attempts: {self._describe(error)}"
                     ) from None
-                time.sleep(self._delay(attempt, error))
+                delay = self._delay(attempt, error)
+                log.warning("Voyage %s; retrying in %.1f s", type(error).__name__, delay)
+                time.sleep(delay)
+                continue
             except voyage_errors.VoyageError as error:
                 raise EmbeddingError(
-                    f"Voyage refused the request: {type(error).__name__} (HTTP {error.http_status}); "
+                    f"Voyage refused the request: {self._describe(error)}; "
                     "check VOYAGE_API_KEY and embedding.voyage_model."
                 ) from None
+            if len(result.embeddings) != len(batch):
+                raise EmbeddingError(
+                    f"Voyage returned {len(result.embeddings)} embeddings for {len(batch)} texts"
+                )
+            return result.embeddings
         raise AssertionError("unreachable")
+
+    def _describe(self, error: voyage_errors.VoyageError) -> str:
+        detail = self._mask(str(error.user_message or ""))[:300]
+        return f"{type(error).__name__} (HTTP {error.http_status}): {detail}"
 
     def _delay(self, attempt: int, error: voyage_errors.VoyageError) -> float:
         retry_after = (error.headers or {}).get("retry-after")
         if retry_after is not None:
             try:
-                return min(float(retry_after), MAX_SLEEP_SECONDS)
+                return min(max(float(retry_after), 0.0), MAX_SLEEP_SECONDS)
             except ValueError:
-                pass
+                pass  # an HTTP date: fall back to our own backoff
+        # "Equal jitter": at least half the exponential step, so retries never bunch up at zero.
         return min(self.base_delay * 2**attempt * random.uniform(0.5, 1.0), MAX_SLEEP_SECONDS)
 
 
+def _masker(secret: str) -> Callable[[str], str]:
+    def mask(text: str) -> str:
+        return text.replace(secret, "***") if secret else text
+
+    return mask
+
+
 def _batches(texts: list[str], batch_size: int) -> list[list[str]]:
+    """Consecutive groups of at most batch_size texts and (unless one text is larger) the char cap."""
     batches: list[list[str]] = []
     current: list[str] = []
     chars = 0

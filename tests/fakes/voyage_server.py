@@ -21,65 +21,88 @@ def bag_of_words_vector(text: str, dimension: int) -> list[float]:
     vector = np.zeros(dimension)
     for word in text.lower().split():
         vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % dimension] += 1.0
+    if not vector.any():
+        vector[0] = 1.0  # the real API never returns a zero vector
     return vector.tolist()
 
 
 class FakeVoyageServer:
-    def __init__(self, *, dimension: int = 32) -> None:
+    """`with FakeVoyageServer() as server:` then point the SDK at `server.base_url`."""
+
+    def __init__(self, *, dimension: int = 32, api_key: str = "test-key") -> None:
         self.dimension = dimension
+        self.api_key = api_key
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
         self._failures: deque[tuple[int, str | None]] = deque()
+        self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def fail_next(self, status: int, *, times: int = 1, retry_after: str | None = None) -> None:
-        self._failures.extend([(status, retry_after)] * times)
+    def fail_next(self, status: int, times: int = 1, retry_after: str | None = None) -> None:
+        """Answer the next `times` requests with `status` (and a retry-after header if given)."""
+        with self._lock:
+            self._failures.extend([(status, retry_after)] * times)
 
     def __enter__(self) -> FakeVoyageServer:
         self._thread.start()
         return self
 
-    def __exit__(self, *_: type[BaseException] | BaseException | TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         self._server.shutdown()
         self._server.server_close()
+        self._thread.join(timeout=5)
 
-    def _respond(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        if path.endswith("/embeddings"):
-            data = [
-                {"object": "embedding", "embedding": bag_of_words_vector(t, self.dimension), "index": i}
-                for i, t in enumerate(body["input"])
-            ]
-            tokens = sum(len(t.split()) for t in body["input"])
-            return {"object": "list", "data": data, "model": body["model"], "usage": {"total_tokens": tokens}}
+    def _next_failure(self) -> tuple[int, str | None] | None:
+        with self._lock:
+            return self._failures.popleft() if self._failures else None
+
+    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        texts = body["input"]
+        data = [
+            {"object": "embedding", "embedding": bag_of_words_vector(t, self.dimension), "index": i}
+            for i, t in enumerate(texts)
+        ]
+        tokens = sum(len(t.split()) for t in texts)
+        return {"object": "list", "data": data, "model": body["model"], "usage": {"total_tokens": tokens}}
+
+    def _rerank(self, body: dict[str, Any]) -> dict[str, Any]:
         query = set(body["query"].lower().split())
         scores = [len(query & set(d.lower().split())) / (len(query) or 1) for d in body["documents"]]
         ranked = sorted(range(len(scores)), key=lambda i: -scores[i])[: body.get("top_k") or len(scores)]
+        tokens = len(query) + sum(len(d.split()) for d in body["documents"])
         return {
             "object": "list",
             "data": [{"relevance_score": scores[i], "index": i} for i in ranked],
             "model": body["model"],
-            "usage": {"total_tokens": len(query)},
+            "usage": {"total_tokens": tokens},
         }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
+        routes = {"/v1/embeddings": fake._embeddings, "/v1/rerank": fake._rerank}
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                if fake._failures:
-                    status, retry_after = fake._failures.popleft()
-                    self._send(status, {"detail": "injected failure"}, retry_after)
-                elif self.headers.get("authorization", "") != "Bearer test-key":
+                failure = fake._next_failure()
+                route = routes.get(self.path.rstrip("/"))
+                if failure is not None:
+                    self._send(failure[0], {"detail": "injected failure"}, failure[1])
+                elif self.headers.get("authorization", "") != f"Bearer {fake.api_key}":
                     self._send(401, {"detail": "Provided API key is invalid."})
+                elif route is None:
+                    self._send(404, {"detail": "Not Found"})
                 else:
-                    self._send(200, fake._respond(self.path, body))
+                    self._send(200, route(body))
 
             def _send(self, status: int, payload: dict[str, Any], retry_after: str | None = None) -> None:
                 data = json.dumps(payload).encode()
@@ -92,6 +115,6 @@ class FakeVoyageServer:
                 self.wfile.write(data)
 
             def log_message(self, *_: object) -> None:
-                pass
+                pass  # keep pytest output clean
 
         return Handler

@@ -1,0 +1,165 @@
+"""From per-chunk extractions to the corpus-wide entities, relationships and facts tables.
+
+Mentions are resolved into entities first; relationships and facts are then re-pointed at
+the resolved entities and aggregated, so "Obama" in one chunk and "Barack Obama" in another
+feed one node, and an edge seen in five chunks is one weighted relationship.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from graphunified_assets.lib.resolution import (
+    EntityMention,
+    Resolution,
+    resolve_entities,
+    summarize_descriptions,
+)
+from graphunified_query.tables import ENTITIES_SCHEMA, FACTS_SCHEMA, RELATIONSHIPS_SCHEMA, stable_int_id
+
+Embed = Callable[[list[str]], np.ndarray]
+
+
+@dataclass
+class _Edge:
+    weight: float = 0.0
+    descriptions: list[str] = field(default_factory=list)
+    chunks: set[str] = field(default_factory=set)
+    types: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class GraphElements:
+    entities: pa.Table
+    relationships: pa.Table
+    facts: pa.Table
+    merges: dict[str, int]
+
+
+def build_graph_elements(
+    rows: Sequence[dict[str, Any]], *, summarize_above: int, embed: Embed | None = None
+) -> GraphElements:
+    """``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document."""
+    mentions = [
+        EntityMention(e["name"], e["type"], e["description"], row["chunk_id"])
+        for row in rows
+        for e in row["entities"]
+    ]
+    resolution = resolve_entities(mentions, embed=embed)
+    edges = _aggregate_edges(rows, resolution)
+    degree: Counter[str] = Counter()
+    for source, target in edges:
+        degree[source] += 1
+        degree[target] += 1
+    entities = _entities_table(resolution, degree, summarize_above, embed)
+    titles = {e.id: e.title for e in resolution.entities}
+    relationships = _relationships_table(edges, titles, degree, summarize_above)
+    facts = _facts_table(rows, resolution)
+    return GraphElements(entities, relationships, facts, dict(resolution.merges))
+
+
+def _aggregate_edges(rows: Sequence[dict[str, Any]], resolution: Resolution) -> dict[tuple[str, str], _Edge]:
+    edges: dict[tuple[str, str], _Edge] = defaultdict(_Edge)
+    for row in rows:
+        # Relationships name their endpoints without types: the chunk's own entities supply them.
+        types = {e["name"].lower(): e["type"] for e in row["entities"]}
+        for rel in row["relationships"]:
+            source = _entity_id(resolution, rel["source"], types)
+            target = _entity_id(resolution, rel["target"], types)
+            if source is None or target is None or source == target:
+                continue
+            edge = edges[(min(source, target), max(source, target))]  # undirected, as in GraphRAG
+            edge.weight += rel["strength"]
+            edge.chunks.add(row["chunk_id"])
+            edge.types[rel["type"]] += 1
+            if rel["description"] and rel["description"] not in edge.descriptions:
+                edge.descriptions.append(rel["description"])
+    return edges
+
+
+def _entity_id(resolution: Resolution, name: str, types: dict[str, str]) -> str | None:
+    type_ = types.get(name.lower())
+    return resolution.id_for(name, type_) if type_ else None
+
+
+def _describe(fragments: Sequence[str], summarize_above: int, embed: Embed | None) -> str:
+    if len(fragments) > summarize_above:
+        return summarize_descriptions(list(fragments), embed=embed)
+    return "\n".join(fragments)
+
+
+def _entities_table(
+    resolution: Resolution, degree: Counter[str], summarize_above: int, embed: Embed | None
+) -> pa.Table:
+    rows = [
+        {
+            "id": e.id,
+            "human_readable_id": stable_int_id(e.id),
+            "title": e.title,
+            "type": e.type,
+            "description": _describe(e.descriptions, summarize_above, embed),
+            "text_unit_ids": list(e.text_unit_ids),
+            "frequency": e.frequency,
+            "degree": degree[e.id],
+            "merged_from": list(e.merged_from),
+        }
+        for e in resolution.entities
+    ]
+    return pa.Table.from_pylist(rows, schema=ENTITIES_SCHEMA)
+
+
+def _relationships_table(
+    edges: dict[tuple[str, str], _Edge], titles: dict[str, str], degree: Counter[str], summarize_above: int
+) -> pa.Table:
+    rows = []
+    for (source, target), edge in sorted(edges.items()):
+        edge_id = hashlib.sha256(f"{source}|{target}".encode()).hexdigest()[:32]
+        rows.append(
+            {
+                "id": edge_id,
+                "human_readable_id": stable_int_id(edge_id),
+                "source": titles[source],
+                "target": titles[target],
+                "description": _describe(edge.descriptions, summarize_above, None),
+                "weight": edge.weight,
+                "combined_degree": degree[source] + degree[target],
+                "text_unit_ids": sorted(edge.chunks),
+                "source_id": source,
+                "target_id": target,
+                "type": edge.types.most_common(1)[0][0],
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=RELATIONSHIPS_SCHEMA)
+
+
+def _facts_table(rows: Sequence[dict[str, Any]], resolution: Resolution) -> pa.Table:
+    by_triple: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for row in rows:
+        for fact in row["facts"]:
+            by_triple[(fact["subject"], fact["predicate"], fact["object"])].add(row["chunk_id"])
+    by_name = {e.title.lower(): e.id for e in resolution.entities}
+    for (name, _type), entity_id in resolution.entity_ids.items():
+        by_name.setdefault(name.lower(), entity_id)
+    facts = []
+    for (subject, predicate, obj), chunks in sorted(by_triple.items()):
+        text = f"{subject} {predicate} {obj}"
+        facts.append(
+            {
+                "id": hashlib.sha256(text.encode()).hexdigest()[:32],
+                "text": text,
+                "subject": subject,
+                "predicate": predicate,
+                "object": obj,
+                "chunk_ids": sorted(chunks),
+                "subject_id": by_name.get(subject.lower()),
+                "object_id": by_name.get(obj.lower()),
+            }
+        )
+    return pa.Table.from_pylist(facts, schema=FACTS_SCHEMA)

@@ -1,0 +1,95 @@
+"""Per-chunk extractions become resolved entities, weighted relationships and facts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphunified_assets.lib.extraction.plain_text import plain_text
+from graphunified_assets.lib.graph_elements import build_graph_elements
+
+
+def _entity(name: str, type_: str, description: str = "") -> dict[str, Any]:
+    return {"name": name, "type": type_, "description": description or f"{name} is mentioned."}
+
+
+ROWS = [
+    {
+        "chunk_id": "c1",
+        "entities": [_entity("Thomas Hale", "PERSON"), _entity("Hale Mill", "ORGANIZATION")],
+        "relationships": [
+            {
+                "source": "Thomas Hale",
+                "target": "Hale Mill",
+                "type": "FOUNDED",
+                "description": "He founded it.",
+                "strength": 2.0,
+            }
+        ],
+        "facts": [{"subject": "Thomas Hale", "predicate": "founded", "object": "Hale Mill"}],
+    },
+    {
+        "chunk_id": "c2",
+        "entities": [
+            _entity("Hale", "PERSON"),
+            _entity("Hale Mill", "ORGANIZATION"),
+            _entity("Jordan", "LOCATION"),
+        ],
+        "relationships": [
+            {
+                "source": "Hale Mill",
+                "target": "Hale",
+                "type": "RELATED_TO",
+                "description": "Owned by Hale.",
+                "strength": 1.0,
+            },
+            {
+                "source": "Hale",
+                "target": "Nobody Known",
+                "type": "RELATED_TO",
+                "description": "",
+                "strength": 1.0,
+            },
+        ],
+        "facts": [{"subject": "Thomas Hale", "predicate": "founded", "object": "Hale Mill"}],
+    },
+]
+
+
+def test_mentions_resolve_and_edges_aggregate() -> None:
+    elements = build_graph_elements(ROWS, summarize_above=4)
+    entities = {row["title"]: row for row in elements.entities.to_pylist()}
+    hale = entities["Thomas Hale"]
+    assert hale["merged_from"] == ["Hale"]
+    assert hale["text_unit_ids"] == ["c1", "c2"] and hale["frequency"] == 2
+    assert entities["Hale Mill"]["type"] == "ORGANIZATION"
+    (edge,) = elements.relationships.to_pylist()  # the edge to an unknown entity is dropped
+    assert {edge["source"], edge["target"]} == {"Thomas Hale", "Hale Mill"}
+    assert edge["weight"] == 3.0
+    assert edge["text_unit_ids"] == ["c1", "c2"]
+    assert edge["type"] == "FOUNDED"
+    assert edge["combined_degree"] == 2
+    assert hale["degree"] == 1 and entities["Jordan"]["degree"] == 0
+    (fact,) = elements.facts.to_pylist()
+    assert fact["text"] == "Thomas Hale founded Hale Mill"
+    assert fact["chunk_ids"] == ["c1", "c2"]
+    assert fact["subject_id"] == hale["id"] and fact["object_id"] == entities["Hale Mill"]["id"]
+
+
+def test_ids_do_not_depend_on_input_order() -> None:
+    forward = build_graph_elements(ROWS, summarize_above=4)
+    backward = build_graph_elements(list(reversed(ROWS)), summarize_above=4)
+    assert sorted(forward.entities.column("id").to_pylist()) == sorted(
+        backward.entities.column("id").to_pylist()
+    )
+    assert forward.relationships.column("id").to_pylist() == backward.relationships.column("id").to_pylist()
+
+
+def test_markdown_markup_is_hidden_from_the_extractor() -> None:
+    text = (
+        "# Hale Mill\n\nFounded by [Thomas Hale](../people/thomas-hale.md) in **1862**.\n\n"
+        "| a | b |\n|---|---|\n| x | y |\n"
+    )
+    plain = plain_text(text)
+    assert "thomas-hale.md" not in plain and "**" not in plain and "|" not in plain
+    assert "Hale Mill." in plain and "Founded by Thomas Hale in 1862." in plain
+    assert "x, y." in plain

@@ -1,0 +1,84 @@
+"""CachedEmbedder over the SQLite EmbeddingCache: only unseen texts reach the provider."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphunified_query.providers import (
+    CachedEmbedder,
+    EmbeddingCache,
+    EmbeddingModelMismatch,
+    check_same_model,
+)
+
+
+class CountingEmbedder:
+    dimension = 3
+
+    def __init__(self, model_name: str = "counting") -> None:
+        self.model_name = model_name
+        self.seen: list[tuple[str, list[str]]] = []
+
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
+        self.seen.append((kind, list(texts)))
+        return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
+
+
+def test_second_embed_of_the_same_texts_calls_no_provider(tmp_path: Path) -> None:
+    provider = CountingEmbedder()
+    cached = CachedEmbedder(provider, EmbeddingCache(tmp_path / "e.sqlite"))
+    first = cached.embed(["a", "bb", "a"])
+    assert provider.seen == [("document", ["a", "bb"])]  # duplicates sent once
+    again = cached.embed(["a", "bb", "a"])
+    assert len(provider.seen) == 1 and np.array_equal(first, again)
+    assert (cached.provider_calls, cached.texts_embedded) == (1, 2)
+    assert (cached.model_name, cached.dimension) == ("counting", 3)
+    assert cached.embed([]).shape == (0, 3)
+
+
+def test_partial_hits_send_only_misses_and_keep_order(tmp_path: Path) -> None:
+    provider = CountingEmbedder()
+    cached = CachedEmbedder(provider, EmbeddingCache(tmp_path / "e.sqlite"))
+    first = cached.embed(["a", "bb"])
+    again = cached.embed(["bb", "ccc", "a", "ccc"])
+    assert provider.seen[-1] == ("document", ["ccc"])
+    assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[0])
+    assert again[1].tolist() == [3.0, 1.0, 0.0] and np.array_equal(again[1], again[3])
+    assert (cached.provider_calls, cached.texts_embedded) == (2, 3)
+
+
+def test_cache_survives_reopening_and_is_shared_between_connections(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "e.sqlite"
+    writer = EmbeddingCache(path)
+    reader = EmbeddingCache(path)  # another process would open its own connection like this
+    CachedEmbedder(CountingEmbedder(), writer).embed(["a", "bb"])
+    assert set(reader.get_many("counting", "document", [])) == set()
+    provider = CountingEmbedder()
+    CachedEmbedder(provider, reader).embed(["bb", "a"])
+    assert provider.seen == []
+    writer.close()
+    reader.close()
+    reopened = CachedEmbedder(provider, EmbeddingCache(path))
+    assert reopened.embed(["a"]).tolist() == [[1.0, 1.0, 0.0]]
+    assert reopened.provider_calls == 0
+
+
+def test_models_and_kinds_do_not_share_entries(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    CachedEmbedder(CountingEmbedder(), cache).embed(["a"])
+    other = CountingEmbedder("other")
+    CachedEmbedder(other, cache).embed(["a"])
+    assert other.seen == [("document", ["a"])]
+    same = CountingEmbedder()
+    CachedEmbedder(same, cache).embed(["a"], kind="query")
+    assert same.seen == [("query", ["a"])]
+
+
+def test_mixing_models_is_refused() -> None:
+    check_same_model("all-MiniLM-L6-v2", "all-MiniLM-L6-v2")
+    with pytest.raises(EmbeddingModelMismatch, match=r"'voyage-3\.5'"):
+        check_same_model("all-MiniLM-L6-v2", "voyage-3.5")

@@ -1,0 +1,68 @@
+"""The local ONNX MiniLM embedder and the vendored, checksum-verified tokenizer."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphunified_query.providers import LocalMiniLMEmbedder, count_tokens, load_tokenizer
+from graphunified_query.providers.tokenizer import TOKENIZER_FILE, TokenizerChecksumError
+
+
+@pytest.fixture(scope="module")
+def embedder() -> LocalMiniLMEmbedder:
+    return LocalMiniLMEmbedder(batch_size=2)
+
+
+def test_vectors_have_384_dimensions_and_unit_norm(embedder: LocalMiniLMEmbedder) -> None:
+    vectors = embedder.embed(["short", "a much longer sentence about rivers and floods", ""], kind="query")
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_paraphrases_score_higher_than_unrelated_text(embedder: LocalMiniLMEmbedder) -> None:
+    pairs = [
+        ("The mill was founded in 1862.", "The factory was established in 1862."),
+        ("How do I install the package?", "What are the installation steps for this library?"),
+        ("The river flooded the town last spring.", "Last spring the town was inundated by the river."),
+    ]
+    unrelated = "Bananas are rich in potassium."
+    for a, b in pairs:
+        va, vb, vu = embedder.embed([a, b, unrelated])
+        assert float(va @ vb) > float(va @ vu) + 0.3, (a, b)
+
+
+def test_length_sorted_batching_keeps_input_order(embedder: LocalMiniLMEmbedder) -> None:
+    texts = ["a much longer sentence about rivers, mills and floods in the valley", "tiny", "", "medium text"]
+    together = embedder.embed(texts)  # batch_size=2 and reversed lengths force reordering
+    for text, row in zip(texts, together, strict=True):
+        assert np.allclose(row, embedder.embed([text])[0], atol=1e-4), text
+
+
+def test_long_text_is_truncated_not_rejected() -> None:
+    short = LocalMiniLMEmbedder(max_length=16)
+    long_text = "word " * 5000
+    assert short.embed([long_text]).shape == (1, 384)
+    # The shared tokenizer is untouched by the embedder's truncation.
+    assert count_tokens(long_text) == 5000
+    assert load_tokenizer().truncation is None and load_tokenizer().padding is None
+
+
+def test_count_tokens_excludes_special_tokens() -> None:
+    assert count_tokens("") == 0
+    assert count_tokens("hello world") == 2
+
+
+def test_checksum_mismatch_names_the_file(tmp_path: Path) -> None:
+    intact = tmp_path / "intact.json"
+    shutil.copyfile(TOKENIZER_FILE, intact)
+    assert load_tokenizer(intact).encode("hello").tokens == ["[CLS]", "hello", "[SEP]"]
+    damaged = tmp_path / "tokenizer.json"
+    damaged.write_bytes(TOKENIZER_FILE.read_bytes().replace(b"[UNK]", b"[UNX]", 1))
+    with pytest.raises(TokenizerChecksumError, match="Reinstall") as error:
+        load_tokenizer(damaged)
+    assert str(damaged) in str(error.value)
