@@ -11,6 +11,14 @@ from graphunified_assets.jobs import index_documents_job, refresh_indexes_job
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_assets.sensors import new_documents_sensor
 
+# Declarative automation is evaluated by this sensor; on by default so the global tables follow
+# the per-document runs that new_documents_sensor launches (one rebuild per batch).
+global_automation = dg.AutomationConditionSensorDefinition(
+    "global_tables_automation",
+    target=dg.AssetSelection.groups("graph", "indexes"),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+)
+
 ASSET_MODULES = (documents, chunks, embeddings, extraction, graph_elements, vector_index)
 
 
@@ -19,7 +27,7 @@ def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:
         assets=dg.load_assets_from_modules(ASSET_MODULES),
         asset_checks=dg.load_asset_checks_from_modules(ASSET_MODULES),
         jobs=[index_documents_job, refresh_indexes_job],
-        sensors=[new_documents_sensor],
+        sensors=[new_documents_sensor, global_automation],
         resources={
             "graphunified": resource,
             "document_tables": DocumentTablesIOManager(home=resource.home),

@@ -13,6 +13,9 @@ def test_definitions_load_with_assets_jobs_sensor_and_checks() -> None:
     assert {"documents", "chunks", "chunk_embeddings", "chunk_vectors"} <= keys
     assert repo.has_job("index_documents") and repo.has_job("refresh_indexes")
     assert repo.has_sensor_def("new_documents_sensor")
+    # Declarative automation must run without anyone switching it on in the UI.
+    automation = repo.get_sensor_def("global_tables_automation")
+    assert automation.default_status == dg.DefaultSensorStatus.RUNNING
     checks = {key.name for key in repo.asset_graph.asset_check_keys}
     assert {"vectors_match_chunks", "one_embedding_model"} <= checks
 
