@@ -5,7 +5,15 @@ from __future__ import annotations
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from graphunified_assets.assets import chunks, documents, embeddings, extraction, graph_elements, vector_index
+from graphunified_assets.assets import (
+    chunks,
+    documents,
+    embeddings,
+    extraction,
+    graph_elements,
+    raw_documents,
+    vector_index,
+)
 from graphunified_assets.io_manager import DocumentTablesIOManager
 from graphunified_assets.jobs import index_documents_job, refresh_indexes_job
 from graphunified_assets.resources import GraphUnifiedResource
@@ -19,7 +27,7 @@ global_automation = dg.AutomationConditionSensorDefinition(
     default_status=dg.DefaultSensorStatus.RUNNING,
 )
 
-ASSET_MODULES = (documents, chunks, embeddings, extraction, graph_elements, vector_index)
+ASSET_MODULES = (raw_documents, documents, chunks, embeddings, extraction, graph_elements, vector_index)
 
 
 def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:

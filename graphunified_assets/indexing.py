@@ -14,6 +14,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from graphunified_assets.assets.raw_documents import observations
 from graphunified_assets.build import build_definitions
 from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.lib.index_state import IndexState
@@ -74,6 +75,9 @@ def index(resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print
     for key in plan.removed:
         if key in live:
             instance.delete_dynamic_partition(documents_partitions.name, key)
+    hashes = {k: d.content_hash for k, d in scan.documents.items()}
+    for observation in observations({k: hashes[k] for k in plan.pending}):
+        instance.report_runless_asset_event(observation)
     run_ids = []
     for start, end in ranges:
         echo(f"indexing documents {start!r} .. {end!r}")

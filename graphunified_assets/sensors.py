@@ -5,6 +5,7 @@ from collections.abc import Iterable, Sequence
 
 import dagster as dg
 
+from graphunified_assets.assets.raw_documents import observations
 from graphunified_assets.jobs import (
     INDEX_DOCUMENTS,
     REFRESH_INDEXES,
@@ -73,7 +74,11 @@ def new_documents_sensor(
         requests.append(dg.RunRequest(job_name=REFRESH_INDEXES, run_key=f"prune:{_digest(plan.removed)}"))
     if requests:
         context.log.info(plan.summary())
-    return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=partition_requests)
+    return dg.SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=partition_requests,
+        asset_events=observations({k: hashes[k] for k in plan.pending}),
+    )
 
 
 def _digest(items: Iterable[str]) -> str:

@@ -53,6 +53,14 @@ def test_only_changed_documents_are_recomputed(home: Path, input_dir: Path, voya
     untouched = layout.partition_path("text_units", "mill.md")
     mtime = untouched.stat().st_mtime_ns
 
+    # Dagster knows each input's content hash as the data version of its raw_documents partition.
+    record = dg.DagsterInstance.get().get_latest_data_version_record(
+        dg.AssetKey("raw_documents"), partition_key="mill.md"
+    )
+    assert record is not None and record.asset_observation is not None
+    mill_hash = IndexState(layout.index_state).indexed_hashes()["mill.md"]
+    assert record.asset_observation.tags["dagster/data_version"] == mill_hash
+
     again = index(resource, echo=lambda _: None)
     assert again.plan.pending == () and again.runs == 0
     assert len(_embedded_texts(voyage)) == 3  # no embedding call at all

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 import dagster as dg
 import pyarrow as pa
 
+from graphunified_assets.assets.raw_documents import RAW_DOCUMENTS
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.lib.readers import ParsedDocument, read_documents
 from graphunified_assets.lib.sources import scan_input
@@ -23,6 +24,7 @@ STAGE = "documents"
     io_manager_key="document_tables",
     metadata={"table": DOCUMENTS, "document_column": "id"},
     kinds={"parquet"},
+    deps=[RAW_DOCUMENTS],
 )
 def documents(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource) -> pa.Table:
     """Input documents (txt, md, jsonl, pdf) parsed into text with section headings."""
