@@ -1,0 +1,131 @@
+"""A loopback HTTP server speaking the Anthropic Messages API wire format.
+
+The real `anthropic` SDK (built on httpx2, which mocking libraries do not intercept) talks to it
+over a socket. A test scripts it with a responder (request JSON -> content blocks) and can
+inject faults; every request is recorded with its headers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+Content = list[dict[str, Any]]
+Responder = Callable[[dict[str, Any]], Content]
+
+_ERROR_TYPES = {
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+    400: "invalid_request_error",
+}
+
+
+def tool_use(name: str, payload: Any) -> Content:
+    return [{"type": "tool_use", "id": "toolu_01", "name": name, "input": payload}]
+
+
+def text(value: str) -> Content:
+    return [{"type": "text", "text": value}]
+
+
+class FakeAnthropicServer:
+    def __init__(self, responder: Responder | None = None, *, api_key: str = "test-key") -> None:
+        self.responder: Responder = responder or (lambda _: text("ok"))
+        self.api_key = api_key
+        self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
+        self._faults: deque[tuple[int, str | None]] = deque()
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        return [body for _, body in self.requests]
+
+    def fail_next(self, status: int, *, times: int = 1, retry_after: str | None = None) -> None:
+        with self._lock:
+            self._faults.extend([(status, retry_after)] * times)
+
+    def __enter__(self) -> FakeAnthropicServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _message(self, body: dict[str, Any]) -> dict[str, Any]:
+        content = self.responder(body)
+        system = body.get("system", "")
+        cached = isinstance(system, list) and any("cache_control" in block for block in system)
+        prompt = len(json.dumps(body)) // 4
+        return {
+            "id": f"msg_{next(self._ids):04d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": content,
+            "stop_reason": "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": prompt,
+                "output_tokens": len(json.dumps(content)) // 4,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 1000 if cached else 0,
+            },
+        }
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                with fake._lock:
+                    fake.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                    fault = fake._faults.popleft() if fake._faults else None
+                key = self.headers.get("x-api-key") or self.headers.get("authorization", "").removeprefix(
+                    "Bearer "
+                )
+                if fault is not None:
+                    self._error(*fault)
+                elif self.path != "/v1/messages":
+                    self._error(404)
+                elif key != fake.api_key:
+                    self._send(
+                        401,
+                        {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}},
+                    )
+                else:
+                    self._send(200, fake._message(body))
+
+            def _error(self, status: int, retry_after: str | None = None) -> None:
+                kind = _ERROR_TYPES.get(status, "api_error")
+                self._send(status, {"type": "error", "error": {"type": kind, "message": kind}}, retry_after)
+
+            def _send(self, status: int, payload: dict[str, Any], retry_after: str | None = None) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                if retry_after is not None:
+                    self.send_header("retry-after", retry_after)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        return Handler
