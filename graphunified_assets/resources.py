@@ -12,6 +12,8 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
+from graphunified_assets.lib.extraction.records import Extractor
+from graphunified_assets.lib.extraction.selection import make_extractor
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers import CachedEmbedder, EmbeddingCache, make_embedder
 from graphunified_query.settings import Settings, load_settings
@@ -53,6 +55,12 @@ class GraphUnifiedResource(dg.ConfigurableResource):
             provider = make_embedder(self.settings.embedding, environ)
             self._embedder = CachedEmbedder(provider, EmbeddingCache(self.layout.embedding_cache))
         return self._embedder
+
+    def extractor(self) -> Extractor:
+        """The configured extractor (Claude with its LLM cache, or the offline spaCy default)."""
+        return make_extractor(
+            self.settings, anthropic_api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
+        )
 
 
 def _secret(name: str) -> dg.EnvVar | None:

@@ -14,6 +14,7 @@ from graphunified_assets.indexing import index
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.layout import HomeLayout
+from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
 from tests.fakes.voyage_server import FakeVoyageServer
 
 
@@ -143,3 +144,33 @@ def test_entities_link_mentions_across_documents(
     assert {document_of[c] for c in hale["text_unit_ids"]} == {"mill.md", "people/thomas-hale.md"}
     facts = pq.read_table(layout.table_path("facts")).to_pylist()
     assert any(f["subject"] == "Thomas Hale" and "born" in f["predicate"] for f in facts)
+
+
+def test_claude_extraction_through_dagster(home: Path, input_dir: Path, voyage: FakeVoyageServer) -> None:
+    def responder(body: dict[str, object]) -> list[dict[str, object]]:
+        chunk = str(body["messages"][0]["content"])  # type: ignore[index]
+        names = [n for n in ("Thomas Hale", "Eastfold", "River Harrow") if n in chunk]
+        entities = [{"name": n, "type": "PERSON" if n == "Thomas Hale" else "LOCATION"} for n in names]
+        return tool_use("record_extraction", {"entities": entities, "relationships": [], "facts": []})
+
+    with FakeAnthropicServer(responder) as claude:
+        _resource(home, input_dir, voyage)  # writes the Voyage settings
+        settings = home / "settings.yaml"
+        settings.write_text(
+            settings.read_text() + f"llm:\n  base_url: {claude.base_url}\n  max_gleanings: 0\n"
+        )
+        resource = GraphUnifiedResource(
+            home=str(home), input_dir=str(input_dir), voyage_api_key="test-key", anthropic_api_key="test-key"
+        )
+        index(resource, echo=lambda _: None)
+        assert len(claude.requests) == 3  # one call per chunk
+        (input_dir / "flood.txt").write_text("The Great Flood\nThe River Harrow flooded Eastfold in 1894.\n")
+        index(resource, echo=lambda _: None)
+        assert len(claude.requests) == 4  # only the edited document is sent again
+    layout = HomeLayout.at(home)
+    titles = {(e["title"], e["type"]) for e in pq.read_table(layout.table_path("entities")).to_pylist()}
+    assert titles == {("Thomas Hale", "PERSON"), ("Eastfold", "LOCATION"), ("River Harrow", "LOCATION")}
+    event = dg.DagsterInstance.get().get_latest_materialization_event(dg.AssetKey("extractions"))
+    assert event is not None and event.asset_materialization is not None
+    metadata = event.asset_materialization.metadata
+    assert metadata["llm_calls"].value == 1 and metadata["cost_usd"].value > 0

@@ -5,7 +5,6 @@ import time
 import dagster as dg
 import pyarrow as pa
 
-from graphunified_assets.lib.extraction.offline_extractor import OfflineExtractor
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
 from graphunified_assets.partitions import batched_backfill, documents_partitions
@@ -19,14 +18,14 @@ from graphunified_query.tables import EXTRACTIONS, EXTRACTIONS_SCHEMA
     group_name="extract",
     io_manager_key="document_tables",
     metadata={"table": EXTRACTIONS},
-    kinds={"parquet", "spacy"},
+    kinds={"parquet"},
     pool="llm",
 )
 def extractions(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, chunks: pa.Table
 ) -> pa.Table:
     """Per-chunk entities, relationships and subject-predicate-object facts."""
-    extractor = OfflineExtractor(entity_types=graphunified.settings.extraction.entity_types)
+    extractor = graphunified.extractor()
     ids, raw = chunks.column("id").to_pylist(), chunks.column("text").to_pylist()
     # The extractor sees markup-free text, so link targets never become entities.
     texts = [ChunkText(chunk_id, plain_text(text)) for chunk_id, text in zip(ids, raw, strict=True)]
@@ -46,6 +45,7 @@ def extractions(
             "facts": sum(len(r.facts) for r in results),
             "dropped_records": sum(r.dropped_records for r in results),
             "chunks_per_second": round(len(results) / seconds, 1) if seconds else 0.0,
+            **_cost(extractor),
         }
     )
     return table
@@ -65,3 +65,9 @@ def extractions_table(results: list[ChunkExtraction], documents: dict[str, str],
         for r in results
     ]
     return pa.Table.from_pylist(rows, schema=EXTRACTIONS_SCHEMA)
+
+
+def _cost(extractor: object) -> dict[str, float | int]:
+    """LLM calls, tokens and dollars of this materialization (none for the offline extractor)."""
+    client = getattr(extractor, "client", None)
+    return client.ledger.as_metadata() if client is not None else {}

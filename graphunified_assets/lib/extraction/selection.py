@@ -1,0 +1,34 @@
+"""Which extractor a run uses: Claude when configured with a key, else the embedded default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphunified_assets.lib.extraction.records import Extractor
+from graphunified_query.settings import Settings
+
+
+class ExtractorConfigurationError(ValueError):
+    pass
+
+
+def make_extractor(settings: Settings, *, anthropic_api_key: str | None, llm_cache: Path) -> Extractor:
+    provider = settings.llm.provider
+    if provider == "auto":
+        provider = "anthropic" if anthropic_api_key else "offline"
+    if provider == "offline":
+        from graphunified_assets.lib.extraction.offline_extractor import OfflineExtractor
+
+        return OfflineExtractor(entity_types=settings.extraction.entity_types)
+    if not anthropic_api_key:
+        raise ExtractorConfigurationError(
+            "llm.provider is 'anthropic' but ANTHROPIC_API_KEY is not set; export it."
+        )
+    from graphunified_assets.lib.extraction.claude_extractor import ClaudeExtractor
+    from graphunified_query.providers.claude import ClaudeClient
+    from graphunified_query.providers.llm_cache import LLMCache
+
+    client = ClaudeClient(settings.llm, settings.prices, api_key=anthropic_api_key, cache=LLMCache(llm_cache))
+    return ClaudeExtractor(
+        client, entity_types=settings.extraction.entity_types, max_gleanings=settings.llm.max_gleanings
+    )
