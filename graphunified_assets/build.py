@@ -11,6 +11,7 @@ from graphunified_assets.assets import (
     embeddings,
     extraction,
     graph_elements,
+    graph_vectors,
     raw_documents,
     vector_index,
 )
@@ -27,7 +28,16 @@ global_automation = dg.AutomationConditionSensorDefinition(
     default_status=dg.DefaultSensorStatus.RUNNING,
 )
 
-ASSET_MODULES = (raw_documents, documents, chunks, embeddings, extraction, graph_elements, vector_index)
+ASSET_MODULES = (
+    raw_documents,
+    documents,
+    chunks,
+    embeddings,
+    extraction,
+    graph_elements,
+    graph_vectors,
+    vector_index,
+)
 
 
 def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:

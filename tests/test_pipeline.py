@@ -14,6 +14,7 @@ from graphunified_assets.indexing import index
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.layout import HomeLayout
+from tests.conftest import SAMPLE_DOCS
 from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
 from tests.fakes.voyage_server import FakeVoyageServer
 
@@ -35,6 +36,12 @@ def _embedded_texts(voyage: FakeVoyageServer) -> list[str]:
     return [text for _, body in voyage.requests for text in body["input"]]
 
 
+def _embedded_documents(voyage: FakeVoyageServer, input_dir: Path) -> list[str]:
+    """Texts sent to the embedding server that are whole input documents (i.e. their one chunk)."""
+    documents = {p.read_text() for p in input_dir.rglob("*") if p.is_file()}
+    return [text for text in _embedded_texts(voyage) if text in documents]
+
+
 def _vector_rows(home: Path) -> dict[str, int]:
     table = lancedb.connect(str(HomeLayout.at(home).lancedb)).open_table("chunk_vectors").to_arrow()
     counts: dict[str, int] = {}
@@ -47,8 +54,8 @@ def test_only_changed_documents_are_recomputed(home: Path, input_dir: Path, voya
     resource = _resource(home, input_dir, voyage)
     first = index(resource, echo=lambda _: None)
     assert sorted(first.plan.new) == ["flood.txt", "mill.md", "people/thomas-hale.md"]
-    first_texts = _embedded_texts(voyage)
-    assert len(first_texts) == 3  # one chunk per short document
+    assert len(_embedded_documents(voyage, input_dir)) == 3  # one chunk per short document
+    sent = len(_embedded_texts(voyage))  # chunks plus entity, relationship and fact texts
     assert set(_vector_rows(home)) == {"flood.txt", "mill.md", "people/thomas-hale.md"}
     layout = HomeLayout.at(home)
     untouched = layout.partition_path("text_units", "mill.md")
@@ -64,13 +71,15 @@ def test_only_changed_documents_are_recomputed(home: Path, input_dir: Path, voya
 
     again = index(resource, echo=lambda _: None)
     assert again.plan.pending == () and again.runs == 0
-    assert len(_embedded_texts(voyage)) == 3  # no embedding call at all
+    assert len(_embedded_texts(voyage)) == sent  # no embedding call at all
 
     (input_dir / "flood.txt").write_text("The Great Flood\nIn 1894 the River Harrow flooded Eastfold.\n")
     changed = index(resource, echo=lambda _: None)
     assert changed.plan.changed == ("flood.txt",)
-    new_texts = _embedded_texts(voyage)[3:]
-    assert new_texts == ["The Great Flood\nIn 1894 the River Harrow flooded Eastfold.\n"]
+    # Now-current documents sent over both runs: the two untouched ones once, the edit once.
+    assert sorted(_embedded_documents(voyage, input_dir)) == sorted(
+        [SAMPLE_DOCS["mill.md"], SAMPLE_DOCS["people/thomas-hale.md"], (input_dir / "flood.txt").read_text()]
+    )
     assert untouched.stat().st_mtime_ns == mtime  # other documents' tables were not rewritten
 
 
@@ -144,6 +153,9 @@ def test_entities_link_mentions_across_documents(
     assert {document_of[c] for c in hale["text_unit_ids"]} == {"mill.md", "people/thomas-hale.md"}
     facts = pq.read_table(layout.table_path("facts")).to_pylist()
     assert any(f["subject"] == "Thomas Hale" and "born" in f["predicate"] for f in facts)
+    db = lancedb.connect(str(layout.lancedb))
+    assert db.open_table("entity_vectors").count_rows() == len(entities)
+    assert db.open_table("fact_vectors").count_rows() == len(facts)
 
 
 def test_claude_extraction_through_dagster(home: Path, input_dir: Path, voyage: FakeVoyageServer) -> None:

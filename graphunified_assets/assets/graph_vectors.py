@@ -1,0 +1,54 @@
+"""`graph_vectors`: LanceDB indexes of entities, relationships and facts for the graph retrievers."""
+
+import dagster as dg
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from graphunified_assets.partitions import after_documents_change
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.parquet_store import read_table
+from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
+
+# What each row is embedded as: the name carries the match, the description the context.
+_TEXTS = {
+    ENTITIES: lambda row: f"{row['title']}: {row['description']}",
+    RELATIONSHIPS: lambda row: f"{row['source']} {row['type']} {row['target']}: {row['description']}",
+    FACTS: lambda row: row["text"],
+}
+VECTOR_TABLES = {ENTITIES: "entity_vectors", RELATIONSHIPS: "relationship_vectors", FACTS: "fact_vectors"}
+
+
+@dg.asset(
+    group_name="indexes",
+    kinds={"lancedb"},
+    deps=[ENTITIES, RELATIONSHIPS, FACTS],
+    automation_condition=after_documents_change,
+    pool="models",
+)
+def graph_vectors(
+    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource
+) -> dg.MaterializeResult:
+    """Entity, relationship and fact vectors; unchanged descriptions come from the embedding cache."""
+    embedder = graphunified.embedder()
+    db = lancedb.connect(str(graphunified.layout.lancedb))
+    metadata: dict[str, int | str] = {"model": embedder.model_name}
+    for source, target in VECTOR_TABLES.items():
+        table = read_table(graphunified.layout.table_path(source))
+        texts = [_TEXTS[source](row) for row in table.to_pylist()]
+        vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension), np.float32)
+        dimension = vectors.shape[1] if len(texts) else embedder.dimension  # cached rows fix the size
+        flat = pa.array(vectors.astype(np.float32).ravel(), pa.float32())
+        indexed = pa.table(
+            {
+                "id": table.column("id"),
+                "text": pa.array(texts, pa.string()),
+                "vector": pa.FixedSizeListArray.from_arrays(flat, dimension),
+                "model": pa.array([embedder.model_name] * len(texts), pa.string()),
+            }
+        )
+        db.create_table(target, data=indexed, mode="overwrite")
+        metadata[target] = indexed.num_rows
+        context.log.info(f"{target}: {indexed.num_rows} rows")
+    metadata["texts_embedded"] = embedder.texts_embedded
+    return dg.MaterializeResult(metadata=metadata)
