@@ -41,7 +41,11 @@ def _index(resource: GraphUnifiedResource) -> int:
     if not resource.input_path.is_dir():
         print(f"error: input folder {resource.input_path} does not exist; pass --input DIR", file=sys.stderr)
         return 2
-    report = index(resource)
+    try:
+        report = index(resource)
+    except RuntimeError as error:  # a failed run: its message says where to look and what to do
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     print(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
     _status(resource)
     return 0

@@ -17,7 +17,9 @@ import dagster as dg
 from graphunified_assets.assets.raw_documents import observations
 from graphunified_assets.build import build_definitions
 from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
+from graphunified_assets.lib.extraction.estimate import estimate_extraction
 from graphunified_assets.lib.index_state import IndexState
+from graphunified_assets.lib.readers import read_documents
 from graphunified_assets.lib.sources import InputProblem, scan_input
 from graphunified_assets.lib.update_plan import UpdatePlan, plan_update
 from graphunified_assets.partitions import documents_partitions
@@ -69,6 +71,11 @@ def index(resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print
         downstream_tables=DOWNSTREAM_TABLES,
     )
     echo(f"{resource.input_path}: {plan.summary()}")
+    if plan.pending and resource.uses_claude():
+        pending = [scan.documents[k] for k in plan.pending]
+        parsed, _ = read_documents(pending, resource.input_path)
+        estimate = estimate_extraction((d.text for d in parsed), resource.settings)
+        echo(estimate.describe(resource.settings.llm.budget_usd))
     ranges = run_ranges(plan, live)
     if plan.new:
         instance.add_dynamic_partitions(documents_partitions.name, list(plan.new))

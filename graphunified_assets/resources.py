@@ -13,7 +13,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from graphunified_assets.lib.extraction.records import Extractor
-from graphunified_assets.lib.extraction.selection import make_extractor
+from graphunified_assets.lib.extraction.selection import extraction_provider, make_extractor
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers import CachedEmbedder, EmbeddingCache, make_embedder
 from graphunified_query.settings import Settings, load_settings
@@ -55,6 +55,9 @@ class GraphUnifiedResource(dg.ConfigurableResource):
             provider = make_embedder(self.settings.embedding, environ)
             self._embedder = CachedEmbedder(provider, EmbeddingCache(self.layout.embedding_cache))
         return self._embedder
+
+    def uses_claude(self) -> bool:
+        return extraction_provider(self.settings, self.anthropic_api_key) == "anthropic"
 
     def extractor(self) -> Extractor:
         """The configured extractor (Claude with its LLM cache, or the offline spaCy default)."""

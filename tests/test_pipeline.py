@@ -186,3 +186,25 @@ def test_claude_extraction_through_dagster(home: Path, input_dir: Path, voyage: 
     assert event is not None and event.asset_materialization is not None
     metadata = event.asset_materialization.metadata
     assert metadata["llm_calls"].value == 1 and metadata["cost_usd"].value > 0
+
+
+def test_budget_cap_stops_extraction_cleanly(home: Path, input_dir: Path, voyage: FakeVoyageServer) -> None:
+    with FakeAnthropicServer(lambda _: tool_use("record_extraction", {"entities": []})) as claude:
+        _resource(home, input_dir, voyage)  # writes the Voyage settings
+        settings = home / "settings.yaml"
+        base = settings.read_text()
+        settings.write_text(base + f"llm:\n  base_url: {claude.base_url}\n  budget_usd: 0.000001\n")
+        resource = GraphUnifiedResource(
+            home=str(home), input_dir=str(input_dir), voyage_api_key="test-key", anthropic_api_key="test-key"
+        )
+        messages: list[str] = []
+        with pytest.raises(RuntimeError, match="extractions"):
+            index(resource, echo=messages.append)
+        assert any("Claude extraction estimate: 3 chunks, 6 calls" in m for m in messages)
+        assert claude.requests == []  # stopped before sending anything over budget
+        settings.write_text(base + f"llm:\n  base_url: {claude.base_url}\n  budget_usd: 5\n")
+        resumed = GraphUnifiedResource(
+            home=str(home), input_dir=str(input_dir), voyage_api_key="test-key", anthropic_api_key="test-key"
+        )
+        index(resumed, echo=lambda _: None)
+        assert len(claude.requests) == 6  # three chunks, one gleaning each

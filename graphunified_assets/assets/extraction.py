@@ -9,6 +9,7 @@ from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
 from graphunified_assets.partitions import batched_backfill, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.providers.cost import BudgetExceeded
 from graphunified_query.tables import EXTRACTIONS, EXTRACTIONS_SCHEMA
 
 
@@ -30,7 +31,11 @@ def extractions(
     # The extractor sees markup-free text, so link targets never become entities.
     texts = [ChunkText(chunk_id, plain_text(text)) for chunk_id, text in zip(ids, raw, strict=True)]
     started = time.perf_counter()
-    results = extractor.extract(texts)
+    try:
+        results = extractor.extract(texts)
+    except BudgetExceeded as error:
+        # Every finished call is in the LLM cache: raising the budget resumes from here.
+        raise dg.Failure(description=str(error), metadata=_cost(extractor)) from None
     documents = dict(
         zip(chunks.column("id").to_pylist(), chunks.column("document_id").to_pylist(), strict=True)
     )

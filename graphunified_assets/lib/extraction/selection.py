@@ -12,11 +12,15 @@ class ExtractorConfigurationError(ValueError):
     pass
 
 
+def extraction_provider(settings: Settings, anthropic_api_key: str | None) -> str:
+    """'anthropic' or 'offline': 'auto' means Claude exactly when a key is configured."""
+    if settings.llm.provider == "auto":
+        return "anthropic" if anthropic_api_key else "offline"
+    return settings.llm.provider
+
+
 def make_extractor(settings: Settings, *, anthropic_api_key: str | None, llm_cache: Path) -> Extractor:
-    provider = settings.llm.provider
-    if provider == "auto":
-        provider = "anthropic" if anthropic_api_key else "offline"
-    if provider == "offline":
+    if extraction_provider(settings, anthropic_api_key) == "offline":
         from graphunified_assets.lib.extraction.offline_extractor import OfflineExtractor
 
         return OfflineExtractor(entity_types=settings.extraction.entity_types)
