@@ -7,13 +7,18 @@ which the UI shows by name, never by value.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
 from pydantic import PrivateAttr
 
 from graphunified_assets.lib.extraction.records import Extractor
-from graphunified_assets.lib.extraction.selection import extraction_provider, make_extractor
+from graphunified_assets.lib.extraction.selection import (
+    extraction_provider,
+    make_claude_client,
+    make_extractor,
+)
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers import CachedEmbedder, EmbeddingCache, make_embedder
 from graphunified_query.settings import Settings, load_settings
@@ -58,6 +63,17 @@ class GraphUnifiedResource(dg.ConfigurableResource):
 
     def uses_claude(self) -> bool:
         return extraction_provider(self.settings, self.anthropic_api_key) == "anthropic"
+
+    def summarizer(self) -> Callable[[str, list[str]], str] | None:
+        """Claude description summaries when Claude is configured; None means extractive."""
+        if not self.uses_claude() or not self.anthropic_api_key:
+            return None
+        from graphunified_assets.lib.extraction.claude_summarizer import ClaudeSummarizer
+
+        client = make_claude_client(
+            self.settings, api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
+        )
+        return ClaudeSummarizer(client)
 
     def extractor(self) -> Extractor:
         """The configured extractor (Claude with its LLM cache, or the offline spaCy default)."""

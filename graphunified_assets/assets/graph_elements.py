@@ -36,8 +36,12 @@ def graph_elements(
     """Resolve every chunk's mentions into one entity per real-world thing, then aggregate."""
     live = pa.array(sorted(context.instance.get_dynamic_partitions(documents_partitions.name)), pa.string())
     rows = extractions.filter(pc.is_in(extractions.column("document_id"), live)).to_pylist()
+    embedder = graphunified.embedder()
     elements = build_graph_elements(
-        rows, summarize_above=graphunified.settings.extraction.summarize_above_fragments
+        rows,
+        summarize_above=graphunified.settings.extraction.summarize_above_fragments,
+        embed=lambda texts: embedder.embed(texts),  # name neighbours for resolution; cached
+        summarize=graphunified.summarizer(),
     )
     layout = graphunified.layout
     for name, table in (

@@ -25,6 +25,7 @@ from graphunified_assets.lib.resolution import (
 from graphunified_query.tables import ENTITIES_SCHEMA, FACTS_SCHEMA, RELATIONSHIPS_SCHEMA, stable_int_id
 
 Embed = Callable[[list[str]], np.ndarray]
+Summarize = Callable[[str, list[str]], str]  # (name, fragments) -> one description
 
 
 @dataclass
@@ -44,7 +45,11 @@ class GraphElements:
 
 
 def build_graph_elements(
-    rows: Sequence[dict[str, Any]], *, summarize_above: int, embed: Embed | None = None
+    rows: Sequence[dict[str, Any]],
+    *,
+    summarize_above: int,
+    embed: Embed | None = None,
+    summarize: Summarize | None = None,
 ) -> GraphElements:
     """``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document."""
     mentions = [
@@ -58,9 +63,10 @@ def build_graph_elements(
     for source, target in edges:
         degree[source] += 1
         degree[target] += 1
-    entities = _entities_table(resolution, degree, summarize_above, embed)
+    describe = _Describer(summarize_above, embed, summarize)
+    entities = _entities_table(resolution, degree, describe)
     titles = {e.id: e.title for e in resolution.entities}
-    relationships = _relationships_table(edges, titles, degree, summarize_above)
+    relationships = _relationships_table(edges, titles, degree, describe)
     facts = _facts_table(rows, resolution)
     return GraphElements(entities, relationships, facts, dict(resolution.merges))
 
@@ -89,22 +95,30 @@ def _entity_id(resolution: Resolution, name: str, types: dict[str, str]) -> str 
     return resolution.id_for(name, type_) if type_ else None
 
 
-def _describe(fragments: Sequence[str], summarize_above: int, embed: Embed | None) -> str:
-    if len(fragments) > summarize_above:
-        return summarize_descriptions(list(fragments), embed=embed)
-    return "\n".join(fragments)
+@dataclass(frozen=True)
+class _Describer:
+    """Joins few fragments; summarizes many (with the LLM when given, else extractively)."""
+
+    summarize_above: int
+    embed: Embed | None
+    summarize: Summarize | None
+
+    def __call__(self, name: str, fragments: Sequence[str]) -> str:
+        if len(fragments) <= self.summarize_above:
+            return "\n".join(fragments)
+        if self.summarize is not None:
+            return self.summarize(name, list(fragments))
+        return summarize_descriptions(list(fragments), embed=self.embed)
 
 
-def _entities_table(
-    resolution: Resolution, degree: Counter[str], summarize_above: int, embed: Embed | None
-) -> pa.Table:
+def _entities_table(resolution: Resolution, degree: Counter[str], describe: _Describer) -> pa.Table:
     rows = [
         {
             "id": e.id,
             "human_readable_id": stable_int_id(e.id),
             "title": e.title,
             "type": e.type,
-            "description": _describe(e.descriptions, summarize_above, embed),
+            "description": describe(e.title, e.descriptions),
             "text_unit_ids": list(e.text_unit_ids),
             "frequency": e.frequency,
             "degree": degree[e.id],
@@ -116,7 +130,7 @@ def _entities_table(
 
 
 def _relationships_table(
-    edges: dict[tuple[str, str], _Edge], titles: dict[str, str], degree: Counter[str], summarize_above: int
+    edges: dict[tuple[str, str], _Edge], titles: dict[str, str], degree: Counter[str], describe: _Describer
 ) -> pa.Table:
     rows = []
     for (source, target), edge in sorted(edges.items()):
@@ -127,7 +141,7 @@ def _relationships_table(
                 "human_readable_id": stable_int_id(edge_id),
                 "source": titles[source],
                 "target": titles[target],
-                "description": _describe(edge.descriptions, summarize_above, None),
+                "description": describe(f"{titles[source]} - {titles[target]}", edge.descriptions),
                 "weight": edge.weight,
                 "combined_degree": degree[source] + degree[target],
                 "text_unit_ids": sorted(edge.chunks),

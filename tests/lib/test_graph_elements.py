@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from graphunified_assets.lib.extraction.claude_summarizer import ClaudeSummarizer
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.graph_elements import build_graph_elements
+from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.settings import LLMSettings, Settings
+from tests.fakes.anthropic_server import FakeAnthropicServer, text
 
 
 def _entity(name: str, type_: str, description: str = "") -> dict[str, Any]:
@@ -93,3 +98,34 @@ def test_markdown_markup_is_hidden_from_the_extractor() -> None:
     assert "thomas-hale.md" not in plain and "**" not in plain and "|" not in plain
     assert "Hale Mill." in plain and "Founded by Thomas Hale in 1862." in plain
     assert "x, y." in plain
+
+
+def test_many_fragments_are_summarized_by_the_given_summarizer() -> None:
+    rows = [
+        {"chunk_id": f"c{i}", "entities": [_entity("Hale Mill", "ORGANIZATION", f"Fact number {i}.")],
+         "relationships": [], "facts": []}
+        for i in range(6)
+    ]  # fmt: skip
+    calls: list[tuple[str, list[str]]] = []
+
+    def summarize(name: str, fragments: list[str]) -> str:
+        calls.append((name, fragments))
+        return "One summary."
+
+    elements = build_graph_elements(rows, summarize_above=4, summarize=summarize)
+    assert elements.entities.column("description").to_pylist() == ["One summary."]
+    assert calls == [("Hale Mill", [f"Fact number {i}." for i in range(6)])]
+    few = build_graph_elements(rows[:3], summarize_above=4, summarize=summarize)
+    assert few.entities.column("description").to_pylist() == [
+        "Fact number 0.\nFact number 1.\nFact number 2."
+    ]
+    assert len(calls) == 1
+
+
+def test_claude_summarizer_over_the_wire(tmp_path: Path) -> None:
+    with FakeAnthropicServer(lambda _: text("Hale Mill is a wool mill in Millbrook.")) as server:
+        client = ClaudeClient(LLMSettings(base_url=server.base_url), Settings().prices, api_key="test-key")
+        summary = ClaudeSummarizer(client)("Hale Mill", ["A wool mill.", "It stands in Millbrook."])
+    assert summary == "Hale Mill is a wool mill in Millbrook."
+    prompt = server.bodies[0]["messages"][0]["content"]
+    assert '"Hale Mill"' in prompt and "- A wool mill." in prompt and "- It stands in Millbrook." in prompt

@@ -1,0 +1,31 @@
+"""Description summaries with Claude, for entities and relationships with many fragments.
+
+Requests are deterministic, so the LLM cache makes an unchanged entity's summary free on every
+rebuild: only entities whose fragments changed cost a call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphunified_query.providers.claude import ClaudeClient
+
+_PROMPT = Path(__file__).with_name("prompts") / "summarize.md"
+
+
+class ClaudeSummarizer:
+    def __init__(self, client: ClaudeClient, *, max_words: int = 120) -> None:
+        self.client = client
+        self.max_words = max_words
+        self._template = _PROMPT.read_text()
+
+    def __call__(self, name: str, fragments: list[str]) -> str:
+        prompt = self._template.format(
+            name=name, max_words=self.max_words, fragments="\n".join(f"- {f}" for f in sorted(fragments))
+        )
+        response = self.client.create(
+            system="You write concise, faithful summaries.",
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=self.max_words * 3,
+        )
+        return response.text.strip() or "\n".join(fragments)
