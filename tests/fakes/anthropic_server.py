@@ -69,8 +69,13 @@ class FakeAnthropicServer:
     def _message(self, body: dict[str, Any]) -> dict[str, Any]:
         content = self.responder(body)
         system = body.get("system", "")
-        cached = isinstance(system, list) and any("cache_control" in block for block in system)
-        prompt = len(json.dumps(body)) // 4
+        # As the real API reports it: blocks marked cache_control are read from the cache (after
+        # the first call), and input_tokens counts only the rest.
+        cached_text = (
+            "".join(b["text"] for b in system if "cache_control" in b) if isinstance(system, list) else ""
+        )
+        cached = len(cached_text) // 4
+        prompt = len(json.dumps(body)) // 4 - cached
         return {
             "id": f"msg_{next(self._ids):04d}",
             "type": "message",
@@ -83,7 +88,7 @@ class FakeAnthropicServer:
                 "input_tokens": prompt,
                 "output_tokens": len(json.dumps(content)) // 4,
                 "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 1000 if cached else 0,
+                "cache_read_input_tokens": cached,
             },
         }
 
