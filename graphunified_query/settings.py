@@ -73,6 +73,7 @@ class LLMSettings(_Section):
     max_retries: int = Field(6, ge=0)
     timeout_seconds: float = Field(120.0, gt=0)
     use_batches: bool = Field(False, description="Message Batches API for bulk extraction (half price).")
+    batch_poll_seconds: float = Field(30.0, gt=0, description="How often a submitted batch is checked.")
     budget_usd: float | None = Field(None, ge=0, description="Stop cleanly before spending more than this.")
     concurrency: int = Field(4, ge=1, description="Parallel LLM calls within one run.")
 

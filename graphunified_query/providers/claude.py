@@ -75,7 +75,12 @@ class ClaudeClient:
             timeout=settings.timeout_seconds,
         )
 
-    def create(
+    @property
+    def raw(self) -> anthropic.Anthropic:
+        """The SDK client, for APIs beyond single messages (batches)."""
+        return self._client
+
+    def full_request(
         self,
         *,
         system: str | list[dict[str, Any]],
@@ -83,7 +88,7 @@ class ClaudeClient:
         tools: list[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
         max_tokens: int | None = None,
-    ) -> ClaudeResponse:
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.settings.model,
             "max_tokens": max_tokens or self.settings.max_tokens,
@@ -94,13 +99,26 @@ class ClaudeClient:
             request["tools"] = tools
         if tool_choice:
             request["tool_choice"] = tool_choice
-        key = request_key(request)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            self.ledger.record(Usage(), 0.0, cached=True)
-            return ClaudeResponse(hit["content"], hit["stop_reason"], Usage(**hit["usage"]), cached=True)
+        return request
+
+    def cached(self, **kwargs: Any) -> ClaudeResponse | None:
+        """The cached response to a request, counted as a cached call; None when not cached."""
+        if self.cache is None or (hit := self.cache.get(request_key(self.full_request(**kwargs)))) is None:
+            return None
+        self.ledger.record(Usage(), 0.0, cached=True)
+        return ClaudeResponse(hit["content"], hit["stop_reason"], Usage(**hit["usage"]), cached=True)
+
+    def create(self, **kwargs: Any) -> ClaudeResponse:
+        """One message (keyword arguments as in `full_request`): cache, budget, limits, retries."""
+        if (hit := self.cached(**kwargs)) is not None:
+            return hit
+        request = self.full_request(**kwargs)
         prompt_tokens = len(json.dumps(request)) // 4  # a rough count is enough for limits and budgets
         self.ledger.reserve(price_usd(Usage(prompt_tokens, request["max_tokens"]), self.price))
-        message = self._send(request, prompt_tokens)
+        return self.store(request, self._send(request, prompt_tokens))
+
+    def store(self, request: dict[str, Any], message: Any, *, discount: float = 1.0) -> ClaudeResponse:
+        """Account for and cache an SDK message returned for ``request``."""
         usage = Usage(
             message.usage.input_tokens,
             message.usage.output_tokens,
@@ -109,10 +127,9 @@ class ClaudeClient:
         )
         content = [block.model_dump(mode="json", exclude_none=True) for block in message.content]
         if self.cache is not None:
-            self.cache.put(
-                key, {"content": content, "stop_reason": message.stop_reason, "usage": usage.__dict__}
-            )
-        self.ledger.record(usage, price_usd(usage, self.price), cached=False)
+            entry = {"content": content, "stop_reason": message.stop_reason, "usage": usage.__dict__}
+            self.cache.put(request_key(request), entry)
+        self.ledger.record(usage, price_usd(usage, self.price) * discount, cached=False)
         return ClaudeResponse(content, message.stop_reason, usage, cached=False)
 
     def _send(self, request: dict[str, Any], prompt_tokens: int) -> Any:

@@ -42,6 +42,8 @@ class FakeAnthropicServer:
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
         self._faults: deque[tuple[int, str | None]] = deque()
         self._ids = itertools.count(1)
+        self.batches: dict[str, dict[str, Any]] = {}  # id -> {"requests": [...], "polls": n}
+        self.errored_in_batch: set[str] = set()  # custom_ids whose batch result is "errored"
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -92,6 +94,35 @@ class FakeAnthropicServer:
             },
         }
 
+    def _batch(self, batch_id: str) -> dict[str, Any]:
+        state = self.batches[batch_id]
+        ended = state["polls"] >= 2  # "in_progress" on create and on the first poll
+        n = len(state["requests"])
+        return {
+            "id": batch_id,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {"processing": 0 if ended else n, "succeeded": n if ended else 0, "errored": 0,
+                               "canceled": 0, "expired": 0},
+            "created_at": "2026-01-01T00:00:00Z",
+            "expires_at": "2026-01-02T00:00:00Z",
+            "ended_at": "2026-01-01T00:05:00Z" if ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.base_url}/v1/messages/batches/{batch_id}/results" if ended else None,
+        }  # fmt: skip
+
+    def _batch_results(self, batch_id: str) -> bytes:
+        lines = []
+        for request in self.batches[batch_id]["requests"]:
+            if request["custom_id"] in self.errored_in_batch:
+                result: dict[str, Any] = {"type": "errored", "error": {"type": "error", "error": {
+                    "type": "api_error", "message": "internal"}}}  # fmt: skip
+            else:
+                result = {"type": "succeeded", "message": self._message(request["params"])}
+            lines.append(json.dumps({"custom_id": request["custom_id"], "result": result}))
+        return ("\n".join(lines) + "\n").encode()
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -106,6 +137,10 @@ class FakeAnthropicServer:
                 )
                 if fault is not None:
                     self._error(*fault)
+                elif self.path == "/v1/messages/batches" and key == fake.api_key:
+                    batch_id = f"msgbatch_{next(fake._ids):04d}"
+                    fake.batches[batch_id] = {"requests": body["requests"], "polls": 0}
+                    self._send(200, fake._batch(batch_id))
                 elif self.path != "/v1/messages":
                     self._error(404)
                 elif key != fake.api_key:
@@ -115,6 +150,21 @@ class FakeAnthropicServer:
                     )
                 else:
                     self._send(200, fake._message(body))
+
+            def do_GET(self) -> None:
+                parts = self.path.strip("/").split("/")  # v1 messages batches <id> [results]
+                if len(parts) < 4 or parts[3] not in fake.batches:
+                    self._error(404)
+                elif len(parts) == 5 and parts[4] == "results":
+                    data = fake._batch_results(parts[3])
+                    self.send_response(200)
+                    self.send_header("content-type", "application/binary")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                else:
+                    fake.batches[parts[3]]["polls"] += 1
+                    self._send(200, fake._batch(parts[3]))
 
             def _error(self, status: int, retry_after: str | None = None) -> None:
                 kind = _ERROR_TYPES.get(status, "api_error")

@@ -8,6 +8,7 @@ from typing import Any
 from graphunified_assets.lib.extraction.claude_extractor import TOOL_NAME, ClaudeExtractor
 from graphunified_assets.lib.extraction.records import ChunkText
 from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.providers.cost import price_usd
 from graphunified_query.providers.llm_cache import LLMCache
 from graphunified_query.settings import LLMSettings, Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
@@ -96,3 +97,27 @@ def test_missing_tool_call_is_retried_once_then_counted(tmp_path: Path) -> None:
     assert len(server.requests) == 2
     assert "Call the record_extraction tool" in server.bodies[1]["messages"][-1]["content"]
     assert result.entities == () and result.dropped_records == 1
+
+
+def test_batches_api_mode(tmp_path: Path) -> None:
+    chunks = [ChunkText("c1", "one"), ChunkText("c2", "two"), ChunkText("c3", "three")]
+    with FakeAnthropicServer(_responder) as server:
+        server.errored_in_batch.add("r1")  # one result errors inside the first batch
+        settings = LLMSettings(base_url=server.base_url, use_batches=True, batch_poll_seconds=0.01)
+        client = ClaudeClient(
+            settings, Settings().prices, api_key="test-key", cache=LLMCache(tmp_path / "c.sqlite")
+        )
+        extractor = ClaudeExtractor(client, entity_types=["PERSON"], max_gleanings=1)
+        results = extractor.extract(chunks)
+        posts = [(h, b) for h, b in server.requests if "requests" in b]
+        singles = [b for _, b in server.requests if "messages" in b]
+    # One batch per turn (extraction, gleaning); the errored request fell back to a single call.
+    assert len(server.batches) == 2 and len(posts) == 2
+    assert [len(b["requests"]) for _, b in posts] == [3, 3]
+    assert [len(b["messages"]) for b in singles] == [1, 3]  # chunk "two", turn by turn
+    assert singles[0]["messages"][0]["content"] == "Text:\n\ntwo"
+    assert all({e.name for e in r.entities} == {"Thomas Hale", "Hale Mill", "Eastfold"} for r in results)
+    assert client.ledger.calls == 6
+    # Batched calls are billed at half price, the two fallbacks at full price.
+    assert client.ledger.dollars < price_usd(client.ledger.usage, Settings().prices["claude-sonnet-4-5"])
+    assert posts[0][1]["requests"][0]["params"]["tool_choice"] == {"type": "tool", "name": TOOL_NAME}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,6 +22,7 @@ from graphunified_assets.lib.extraction.records import (
     ExtractedRelationship,
 )
 from graphunified_query.providers.claude import ClaudeClient, ClaudeResponse
+from graphunified_query.providers.claude_batches import create_many
 
 M = TypeVar("M", bound=BaseModel)
 TOOL_NAME = "record_extraction"
@@ -42,45 +42,57 @@ class ClaudeExtractor:
         self._glean = (_PROMPTS / "glean.md").read_text()
 
     def extract(self, chunks: Sequence[ChunkText]) -> list[ChunkExtraction]:
-        with ThreadPoolExecutor(max_workers=self.client.settings.concurrency) as pool:
-            return list(pool.map(self._extract_one, chunks))
-
-    def _extract_one(self, chunk: ChunkText) -> ChunkExtraction:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": f"Text:\n\n{chunk.text}"}]
-        found = _Found()
+        """All chunks advance turn by turn, so each turn is one batch (or one parallel wave)."""
+        conversations = [[{"role": "user", "content": f"Text:\n\n{c.text}"}] for c in chunks]
+        found = [_Found() for _ in chunks]
+        active = list(range(len(chunks)))
         for turn in range(self.max_gleanings + 1):
-            response = self._call(messages)
-            payload = response.tool_input(TOOL_NAME)
-            if not isinstance(payload, dict):
-                found.dropped += 1  # no usable tool call even after the retry: count it, move on
-                break
-            found.add(payload)
-            if turn < self.max_gleanings:
+            responses = self._call_many([conversations[i] for i in active])
+            still_active = []
+            for i, response in zip(active, responses, strict=True):
+                payload = response.tool_input(TOOL_NAME)
+                if not isinstance(payload, dict):
+                    found[i].dropped += 1  # no usable tool call even after the retry: count it, move on
+                    continue
+                found[i].add(payload)
                 tool_id = next(b["id"] for b in response.content if b.get("type") == "tool_use")
-                messages += [
+                conversations[i] = [
+                    *conversations[i],
                     {"role": "assistant", "content": response.content},
                     {"role": "user", "content": [
                         {"type": "tool_result", "tool_use_id": tool_id, "content": "Recorded."},
                         {"type": "text", "text": self._glean},
                     ]},
                 ]  # fmt: skip
-        return found.result(chunk.chunk_id)
+                still_active.append(i)
+            active = still_active if turn < self.max_gleanings else []
+        return [f.result(c.chunk_id) for f, c in zip(found, chunks, strict=True)]
 
-    def _call(self, messages: list[dict[str, Any]]) -> ClaudeResponse:
-        response = self._create(messages)
-        if isinstance(response.tool_input(TOOL_NAME), dict):
-            return response
-        # One retry with an explicit nudge (a different request, so the cache cannot replay the miss).
-        nudge = {"role": "user", "content": f"Call the {TOOL_NAME} tool with a JSON object as its input."}
-        return self._create([*messages, {"role": "assistant", "content": response.content or "-"}, nudge])
+    def _call_many(self, conversations: list[list[dict[str, Any]]]) -> list[ClaudeResponse]:
+        responses = create_many(self.client, [self._request(m) for m in conversations])
+        missed = [i for i, r in enumerate(responses) if not isinstance(r.tool_input(TOOL_NAME), dict)]
+        if missed:
+            # One retry with an explicit nudge (a different request, so the cache cannot replay the miss).
+            nudge = {"role": "user", "content": f"Call the {TOOL_NAME} tool with a JSON object as its input."}
+            replies = [{"role": "assistant", "content": responses[i].content or "-"} for i in missed]
+            retried = create_many(
+                self.client,
+                [
+                    self._request([*conversations[i], reply, nudge])
+                    for i, reply in zip(missed, replies, strict=True)
+                ],
+            )
+            for i, response in zip(missed, retried, strict=True):
+                responses[i] = response
+        return responses
 
-    def _create(self, messages: list[dict[str, Any]]) -> ClaudeResponse:
-        return self.client.create(
-            system=self._system,
-            messages=messages,
-            tools=[_TOOL],
-            tool_choice={"type": "tool", "name": TOOL_NAME},
-        )
+    def _request(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "system": self._system,
+            "messages": messages,
+            "tools": [_TOOL],
+            "tool_choice": {"type": "tool", "name": TOOL_NAME},
+        }
 
 
 class _Found:
