@@ -29,6 +29,7 @@ def _table_spec(name: str, description: str) -> dg.AssetSpec:
         _table_spec(FACTS, "Subject-predicate-object facts with the chunks that state them."),
     ],
     ins={"extractions": dg.AssetIn()},
+    pool="llm",  # Claude description summaries share the provider limits with extraction
 )
 def graph_elements(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, extractions: pa.Table
