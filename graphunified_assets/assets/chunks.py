@@ -6,20 +6,13 @@ import dagster as dg
 import pyarrow as pa
 
 from graphunified_assets.lib.chunking import chunk_text
-from graphunified_assets.partitions import batched_backfill, documents_partitions
+from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.providers import load_tokenizer
 from graphunified_query.tables import CHUNKS, CHUNKS_SCHEMA, stable_int_id, text_hash
 
 
-@dg.asset(
-    partitions_def=documents_partitions,
-    backfill_policy=batched_backfill,
-    group_name="ingest",
-    io_manager_key="document_tables",
-    metadata={"table": CHUNKS},
-    kinds={"parquet"},
-)
+@per_document_asset(table=CHUNKS, group_name="ingest")
 def chunks(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, documents: pa.Table
 ) -> pa.Table:

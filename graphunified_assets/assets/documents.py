@@ -10,21 +10,15 @@ from graphunified_assets.assets.raw_documents import RAW_DOCUMENTS
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.lib.readers import ParsedDocument, read_documents
 from graphunified_assets.lib.sources import scan_input
-from graphunified_assets.partitions import batched_backfill, documents_partitions
+from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.tables import DOCUMENTS, DOCUMENTS_SCHEMA, stable_int_id
 
 STAGE = "documents"
 
 
-@dg.asset(
-    partitions_def=documents_partitions,
-    backfill_policy=batched_backfill,
-    group_name="ingest",
-    io_manager_key="document_tables",
-    metadata={"table": DOCUMENTS, "document_column": "id"},
-    kinds={"parquet"},
-    deps=[RAW_DOCUMENTS],
+@per_document_asset(
+    table=DOCUMENTS, group_name="ingest", metadata={"document_column": "id"}, deps=[RAW_DOCUMENTS]
 )
 def documents(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource) -> pa.Table:
     """Input documents (txt, md, jsonl, pdf) parsed into text with section headings."""

@@ -6,22 +6,14 @@ import dagster as dg
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.partitions import batched_backfill, documents_partitions
+from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.tables import CHUNK_EMBEDDINGS, chunk_embeddings_schema
 
 PROGRESS_EVERY = 512  # texts between progress log lines
 
 
-@dg.asset(
-    partitions_def=documents_partitions,
-    backfill_policy=batched_backfill,
-    group_name="embed",
-    io_manager_key="document_tables",
-    metadata={"table": CHUNK_EMBEDDINGS},
-    kinds={"parquet"},
-    pool="models",
-)
+@per_document_asset(table=CHUNK_EMBEDDINGS, group_name="embed", pool="models")
 def chunk_embeddings(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, chunks: pa.Table
 ) -> pa.Table:

@@ -7,21 +7,13 @@ import pyarrow as pa
 
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
-from graphunified_assets.partitions import batched_backfill, documents_partitions
+from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.providers.cost import BudgetExceeded
 from graphunified_query.tables import EXTRACTIONS, EXTRACTIONS_SCHEMA
 
 
-@dg.asset(
-    partitions_def=documents_partitions,
-    backfill_policy=batched_backfill,
-    group_name="extract",
-    io_manager_key="document_tables",
-    metadata={"table": EXTRACTIONS},
-    kinds={"parquet"},
-    pool="llm",
-)
+@per_document_asset(table=EXTRACTIONS, group_name="extract", pool="llm")
 def extractions(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, chunks: pa.Table
 ) -> pa.Table:

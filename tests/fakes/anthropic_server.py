@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from tests.fakes.http_reply import send
+
 Content = list[dict[str, Any]]
 Responder = Callable[[dict[str, Any]], Content]
 
@@ -156,12 +158,7 @@ class FakeAnthropicServer:
                 if len(parts) < 4 or parts[3] not in fake.batches:
                     self._error(404)
                 elif len(parts) == 5 and parts[4] == "results":
-                    data = fake._batch_results(parts[3])
-                    self.send_response(200)
-                    self.send_header("content-type", "application/binary")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
+                    send(self, 200, fake._batch_results(parts[3]), content_type="application/binary")
                 else:
                     fake.batches[parts[3]]["polls"] += 1
                     self._send(200, fake._batch(parts[3]))
@@ -171,14 +168,7 @@ class FakeAnthropicServer:
                 self._send(status, {"type": "error", "error": {"type": kind, "message": kind}}, retry_after)
 
             def _send(self, status: int, payload: dict[str, Any], retry_after: str | None = None) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                if retry_after is not None:
-                    self.send_header("retry-after", retry_after)
-                self.end_headers()
-                self.wfile.write(data)
+                send(self, status, payload, retry_after=retry_after)
 
             def log_message(self, *_: object) -> None:
                 pass

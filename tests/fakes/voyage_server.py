@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from tests.fakes.http_reply import send
+
 
 def bag_of_words_vector(text: str, dimension: int) -> list[float]:
     vector = np.zeros(dimension)
@@ -105,14 +107,7 @@ class FakeVoyageServer:
                     self._send(200, route(body))
 
             def _send(self, status: int, payload: dict[str, Any], retry_after: str | None = None) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                if retry_after is not None:
-                    self.send_header("retry-after", retry_after)
-                self.end_headers()
-                self.wfile.write(data)
+                send(self, status, payload, retry_after=retry_after)
 
             def log_message(self, *_: object) -> None:
                 pass  # keep pytest output clean
