@@ -70,6 +70,7 @@ class CachedEmbedder:
         self.cache = cache
         self.provider_calls = 0
         self.texts_embedded = 0
+        self._cached_dimension = 0
 
     @property
     def model_name(self) -> str:
@@ -77,7 +78,9 @@ class CachedEmbedder:
 
     @property
     def dimension(self) -> int:
-        return self.provider.dimension
+        # A provider that learns its size from a response (Voyage, unlisted model) is never called
+        # when every text is cached: the cached rows tell the size instead.
+        return self.provider.dimension or self._cached_dimension
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
         if not texts:
@@ -93,4 +96,6 @@ class CachedEmbedder:
             fresh = dict(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
             self.cache.put_many(self.model_name, kind, fresh)
             found.update(fresh)
-        return np.vstack([found[h] for h in hashes]).astype(np.float32, copy=False)
+        vectors = np.vstack([found[h] for h in hashes]).astype(np.float32, copy=False)
+        self._cached_dimension = vectors.shape[1]
+        return vectors

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import voyageai
 import voyageai.error as voyage_errors
+from voyageai.local.helpers import is_local_model
 
 from graphunified_query.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
 
@@ -23,10 +24,13 @@ KNOWN_DIMENSIONS = {
     "voyage-3.5": 1024,
     "voyage-3.5-lite": 1024,
     "voyage-3-large": 1024,
+    "voyage-3": 1024,
+    "voyage-3-lite": 512,
     "voyage-code-3": 1024,
 }
-MAX_CHARS_PER_REQUEST = 200_000  # well inside Voyage's per-request token limit
-MAX_SLEEP_SECONDS = 60.0
+# Voyage caps a request at ~120K tokens; at worst about one token per character (CJK, code),
+# so 100K characters stays under the cap whatever the text.
+MAX_CHARS_PER_REQUEST = 100_000
 _RETRYABLE = (
     voyage_errors.RateLimitError,  # 429
     voyage_errors.ServerError,  # 500
@@ -35,6 +39,9 @@ _RETRYABLE = (
     voyage_errors.Timeout,
     voyage_errors.TryAgain,
 )
+# voyageai 0.5.0 reads a status it does not map (501, 520, 529...) with a JSON body as a success
+# and then fails on the missing "data": such a response surfaces as one of these.
+_UNREADABLE_RESPONSE = (AttributeError, KeyError, TypeError)
 
 
 class VoyageEmbedder:
@@ -48,12 +55,21 @@ class VoyageEmbedder:
         max_retries: int = 5,
         timeout: float = 60.0,
         base_delay: float = 1.0,
+        max_delay: float = 60.0,
     ) -> None:
+        if is_local_model(model):
+            # The SDK would run it in-process after downloading it from the Hugging Face hub.
+            raise EmbeddingError(
+                f"embedding.voyage_model {model!r} is one the voyageai SDK runs locally (downloaded from "
+                "Hugging Face), not through the API; choose a hosted model such as 'voyage-3.5', or set "
+                "embedding.provider to 'local'."
+            )
         self.model_name = model
         self.dimension = KNOWN_DIMENSIONS.get(model, 0)  # learned from the first response otherwise
         self.batch_size = batch_size
         self.max_retries = max_retries
         self.base_delay = base_delay
+        self.max_delay = max_delay
         self._mask = _masker(api_key)
         # The SDK's own retries are off: ours honour retry-after and stay bounded.
         self._client = voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
@@ -77,40 +93,48 @@ class VoyageEmbedder:
         for attempt in range(self.max_retries + 1):
             try:
                 result = self._client.embed(inputs, model=self.model_name, input_type=kind, truncation=True)
-            except _RETRYABLE as error:
-                if attempt == self.max_retries:
-                    raise EmbeddingError(
-                        f"Voyage embedding failed after {attempt + 1} attempts: {self._describe(error)}"
-                    ) from None
-                delay = self._delay(attempt, error)
-                log.warning("Voyage %s; retrying in %.1f s", type(error).__name__, delay)
-                time.sleep(delay)
-                continue
             except voyage_errors.VoyageError as error:
-                raise EmbeddingError(
-                    f"Voyage refused the request: {self._describe(error)}; "
-                    "check VOYAGE_API_KEY and embedding.voyage_model."
-                ) from None
-            if len(result.embeddings) != len(batch):
-                raise EmbeddingError(
-                    f"Voyage returned {len(result.embeddings)} embeddings for {len(batch)} texts"
-                )
-            return result.embeddings
+                if not _is_transient(error):
+                    raise EmbeddingError(
+                        f"Voyage refused the request: {self._describe(error)}; "
+                        "check VOYAGE_API_KEY and embedding.voyage_model."
+                    ) from None
+                problem, retry_after = self._describe(error), (error.headers or {}).get("retry-after")
+            except _UNREADABLE_RESPONSE as error:
+                problem, retry_after = f"unreadable response ({type(error).__name__}: {error})", None
+            else:
+                if len(result.embeddings) != len(batch):
+                    raise EmbeddingError(
+                        f"Voyage returned {len(result.embeddings)} embeddings for {len(batch)} texts"
+                    )
+                return result.embeddings
+            if attempt == self.max_retries:
+                raise EmbeddingError(f"Voyage embedding failed after {attempt + 1} attempts: {problem}")
+            delay = self._delay(attempt, retry_after)
+            log.warning(
+                "Voyage embedding attempt %d failed (%s); retrying in %.2f s", attempt + 1, problem, delay
+            )
+            time.sleep(delay)
         raise AssertionError("unreachable")
 
     def _describe(self, error: voyage_errors.VoyageError) -> str:
         detail = self._mask(str(error.user_message or ""))[:300]
         return f"{type(error).__name__} (HTTP {error.http_status}): {detail}"
 
-    def _delay(self, attempt: int, error: voyage_errors.VoyageError) -> float:
-        retry_after = (error.headers or {}).get("retry-after")
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
         if retry_after is not None:
             try:
-                return min(max(float(retry_after), 0.0), MAX_SLEEP_SECONDS)
+                return min(max(float(retry_after), 0.0), self.max_delay)
             except ValueError:
                 pass  # an HTTP date: fall back to our own backoff
         # "Equal jitter": at least half the exponential step, so retries never bunch up at zero.
-        return min(self.base_delay * 2**attempt * random.uniform(0.5, 1.0), MAX_SLEEP_SECONDS)
+        return min(self.base_delay * 2**attempt * random.uniform(0.5, 1.0), self.max_delay)
+
+
+def _is_transient(error: voyage_errors.VoyageError) -> bool:
+    # A 429 or 5xx the SDK only knows as a generic APIError (say, an HTML page from a proxy) is transient too.
+    status = error.http_status or 0
+    return isinstance(error, _RETRYABLE) or status == 429 or status >= 500
 
 
 def _masker(secret: str) -> Callable[[str], str]:

@@ -39,16 +39,18 @@ class FakeVoyageServer:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits up to one interval, 0.5 s by default, per test.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def fail_next(self, status: int, times: int = 1, retry_after: str | None = None) -> None:
+    def fail_next(self, status: int, times: int = 1, retry_after: float | str | None = None) -> None:
         """Answer the next `times` requests with `status` (and a retry-after header if given)."""
+        header = None if retry_after is None else str(retry_after)
         with self._lock:
-            self._failures.extend([(status, retry_after)] * times)
+            self._failures.extend([(status, header)] * times)
 
     def __enter__(self) -> FakeVoyageServer:
         self._thread.start()

@@ -78,6 +78,27 @@ def test_models_and_kinds_do_not_share_entries(tmp_path: Path) -> None:
     assert same.seen == [("query", ["a"])]
 
 
+class SizeLearningEmbedder(CountingEmbedder):
+    """Like VoyageEmbedder with an unlisted model: the size is known only after a response."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dimension = 0
+
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
+        vectors = super().embed(texts, kind=kind)
+        self.dimension = vectors.shape[1]
+        return vectors
+
+
+def test_dimension_is_known_when_every_text_was_cached(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    CachedEmbedder(SizeLearningEmbedder(), cache).embed(["a"])
+    rebuild = CachedEmbedder(SizeLearningEmbedder(), cache)
+    rebuild.embed(["a"])
+    assert rebuild.provider_calls == 0 and rebuild.dimension == 3
+
+
 def test_mixing_models_is_refused() -> None:
     check_same_model("all-MiniLM-L6-v2", "all-MiniLM-L6-v2")
     with pytest.raises(EmbeddingModelMismatch, match=r"'voyage-3\.5'"):

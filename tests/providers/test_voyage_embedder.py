@@ -83,6 +83,52 @@ def test_persistent_500_gives_up_after_max_retries_without_leaking_the_key(
     assert secret not in caplog.text
 
 
+@pytest.mark.parametrize("status", [502, 520])
+def test_any_5xx_is_retried_even_one_the_sdk_does_not_map(status: int) -> None:
+    # voyageai 0.5.0 parses a JSON 520 as a success and fails on the missing "data".
+    with FakeVoyageServer() as server:
+        server.fail_next(status)
+        embedder = VoyageEmbedder(KEY, base_url=server.base_url, base_delay=0.01)
+        assert embedder.embed(["hello"]).shape == (1, 32)
+    assert len(server.requests) == 2
+
+
+def test_persistent_unmapped_5xx_ends_in_embedding_error() -> None:
+    with FakeVoyageServer() as server:
+        server.fail_next(520, times=5)
+        embedder = VoyageEmbedder(KEY, base_url=server.base_url, max_retries=1, base_delay=0.01)
+        with pytest.raises(EmbeddingError, match="after 2 attempts: unreadable response"):
+            embedder.embed(["hello"])
+    assert len(server.requests) == 2
+
+
+def test_retry_after_is_capped_by_max_delay() -> None:
+    with FakeVoyageServer() as server:
+        server.fail_next(429, retry_after=30)
+        embedder = VoyageEmbedder(KEY, base_url=server.base_url, max_delay=0.05)
+        started = time.monotonic()
+        embedder.embed(["hello"])
+    assert time.monotonic() - started < 5
+    assert len(server.requests) == 2
+
+
+def test_connection_errors_are_retried_then_reported() -> None:
+    with FakeVoyageServer() as server:
+        closed_url = server.base_url  # nothing listens here once the server has stopped
+    embedder = VoyageEmbedder(KEY, base_url=closed_url, max_retries=1, base_delay=0.01)
+    with pytest.raises(EmbeddingError, match="after 2 attempts: APIConnectionError") as error:
+        embedder.embed(["hello"])
+    assert KEY not in str(error.value)
+
+
+def test_models_the_sdk_runs_locally_are_refused() -> None:
+    # voyageai would download these from the Hugging Face hub and run them in-process.
+    with pytest.raises(EmbeddingError, match=r"'voyage-4-nano'.*hosted model"):
+        VoyageEmbedder(KEY, model="voyage-4-nano")
+    with pytest.raises(EmbeddingError, match="voyage-4-nano"):
+        make_embedder(EmbeddingSettings(voyage_model="voyage-4-nano"), {"VOYAGE_API_KEY": KEY})
+
+
 def test_rejected_key_is_not_retried_and_not_echoed() -> None:
     with FakeVoyageServer() as server:
         embedder = VoyageEmbedder("wrong-key-987", base_url=server.base_url, base_delay=0.01)
