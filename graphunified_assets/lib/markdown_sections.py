@@ -20,7 +20,7 @@ _TITLE_FIELD = re.compile(r"title[ \t]*:[ \t]*(.*?)[ \t]*$")
 
 @dataclass(frozen=True)
 class MarkdownOutline:
-    title: str | None  # front matter title, else the first H1; None when neither exists
+    title: str | None  # the first H1, else the front matter title; None when neither exists
     sections: tuple[tuple[tuple[str, ...], int, int], ...]  # (heading path, start, end), tiling the text
 
 
@@ -29,7 +29,7 @@ def outline(text: str) -> MarkdownOutline:
     front_end, front_title = _front_matter(lines)
     headings = list(_headings(lines[front_end:]))
     h1 = next((heading for level, heading, _ in headings if level == 1), None)
-    return MarkdownOutline(front_title or h1, _sections(headings, len(text)))
+    return MarkdownOutline(h1 or front_title, _sections(headings, len(text)))
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:

@@ -124,8 +124,9 @@ def _read_jsonl(group: list[SourceDocument], rel: str) -> tuple[list[ParsedDocum
 
 
 def _jsonl_document(source: SourceDocument, rel: str, record: JsonlRecord) -> ParsedDocument:
-    sections = (Section((record.title,) if record.title else (), 0, len(record.text)),)
-    return _document(source, rel, record.title, record.text, sections, record.extra)
+    title = record.title or record.record_id  # an untitled record is still named by something stable
+    sections = (Section((title,), 0, len(record.text)),)
+    return _document(source, rel, title, record.text, sections, record.extra)
 
 
 def _join_pages(pages: tuple[str, ...]) -> tuple[str, tuple[Section, ...]]:

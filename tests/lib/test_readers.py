@@ -122,13 +122,15 @@ def test_markdown_sections_follow_the_heading_path(tmp_path: Path) -> None:
 
 
 def test_markdown_front_matter_title_and_stem_fallback(tmp_path: Path) -> None:
-    write(tmp_path, "a.md", '---\ntitle: "From Front Matter"\ntags: [x]\n---\n# Heading\ntext\n')
+    write(tmp_path, "a.md", '---\ntitle: "From Front Matter"\ntags: [x]\n---\n## Heading\ntext\n')
+    write(tmp_path, "h1_wins.md", "---\ntitle: Front\n---\n# First H1\n")
     write(tmp_path, "getting-started_guide.md", "no headings\n---\nat all\n")
     docs, problems = parse(tmp_path)
     assert problems == []
     assert docs["a.md"].title == "From Front Matter"
+    assert docs["h1_wins.md"].title == "First H1"  # a first H1 comes before the front matter title
     assert [s.path for s in docs["a.md"].sections] == [(), ("Heading",)]
-    assert docs["a.md"].sections[0] == Section((), 0, docs["a.md"].text.index("# Heading"))
+    assert docs["a.md"].sections[0] == Section((), 0, docs["a.md"].text.index("## Heading"))
     stem = docs["getting-started_guide.md"]
     assert stem.title == "Getting started guide"
     assert stem.sections == (Section((), 0, len(stem.text)),)
@@ -159,6 +161,7 @@ def test_jsonl_records_keep_title_text_and_extra_fields(tmp_path: Path) -> None:
     lines = [
         {"id": "a", "title": "Alpha", "text": "first", "url": "https://x", "year": 2020},
         {"id": "b", "text": "no title"},
+        {"title": "", "text": "empty title, no id"},
     ]
     write(tmp_path, "sub/set.jsonl", "".join(json.dumps(r) + "\n" for r in lines))
     docs, problems = parse(tmp_path)
@@ -172,7 +175,8 @@ def test_jsonl_records_keep_title_text_and_extra_fields(tmp_path: Path) -> None:
     )
     assert alpha.raw_data == {"url": "https://x", "year": 2020}
     assert alpha.sections == (Section(("Alpha",), 0, 5),)
-    assert (beta.title, beta.raw_data, beta.sections) == ("", {}, (Section((), 0, 8),))
+    assert (beta.title, beta.raw_data, beta.sections) == ("b", {}, (Section(("b",), 0, 8),))
+    assert docs["sub/set.jsonl#line-3"].title == "line-3"
 
 
 def test_jsonl_file_is_read_once_per_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
