@@ -3,6 +3,11 @@
 Tokens are counted with the embedding model's own tokenizer, so a chunk of ``size`` tokens is
 what the model actually sees. Chunk spans tile the text: re-joining them (minus overlaps)
 reproduces it exactly, which keeps citations and offsets honest.
+
+Windows of ``size`` tokens advance by ``size - overlap``. A window end snaps back to a sentence or
+line end found in its last 15%, and the next window then starts ``overlap`` tokens before that
+end. A trailing window with fewer than ``min_size`` new tokens is merged into the previous chunk,
+so the last chunk may hold up to ``size + min_size - 1`` tokens.
 """
 
 from __future__ import annotations
@@ -13,9 +18,13 @@ from dataclasses import dataclass
 
 from tokenizers import Tokenizer
 
+Offsets = list[tuple[int, int]]
+Sections = Sequence[tuple[tuple[str, ...], int, int]]
+
 # Window ends snap back to a sentence end if one lies in the window's last 15%.
 _SNAP_FRACTION = 0.15
-_SENTENCE_END = (".", "!", "?", ";", ":", "\n")
+_SENTENCE_END = (".", "!", "?", "…")  # a boundary only when whitespace follows: not "3.14"
+_CJK_SENTENCE_END = ("。", "！", "？")  # CJK text puts no space after these
 
 
 @dataclass(frozen=True)
@@ -35,32 +44,33 @@ def chunk_text(
     size: int,
     overlap: int,
     min_size: int,
-    sections: Sequence[tuple[tuple[str, ...], int, int]] = (),
+    sections: Sections = (),
 ) -> list[Chunk]:
-    """Split ``text`` into windows of ``size`` tokens sharing ``overlap`` tokens.
+    """Split ``text`` into overlapping chunks of at most ``size`` tokens (see the module docstring).
 
-    A trailing window with fewer than ``min_size`` new tokens joins the previous chunk, so the
-    last chunk may hold up to ``size + min_size`` tokens.
+    ``sections`` are (heading path, start, end) character spans; a chunk's section is the one
+    holding its first character. The tokenizer must have truncation and padding disabled.
     """
-    _validate(size, overlap, min_size)
+    _validate(tokenizer, size, overlap, min_size)
     if not text.strip():
         return []
-    offsets = tokenizer.encode(text, add_special_tokens=False).offsets
-    if not offsets:
-        return [_chunk(0, text, 0, len(text), 0, sections)]
+    # One encode for the whole text; everything else works on these offsets.
+    offsets: Offsets = tokenizer.encode(text, add_special_tokens=False).offsets
+    section_of = _SectionLookup(sections)
+    if not offsets:  # e.g. only characters the normalizer drops
+        return [Chunk(0, text, 0, len(text), 0, section_of(0))]
     windows = _windows(text, offsets, size, overlap, min_size)
     chunks = []
     for index, (first, last) in enumerate(windows):
         start = 0 if index == 0 else offsets[first][0]
-        end = len(text) if index == len(windows) - 1 else _extend_end(text, offsets[last][1], offsets, last)
-        chunks.append(_chunk(index, text, start, end, last - first + 1, sections))
+        # Whitespace up to the next token belongs to the chunk on the left, leaving no gaps.
+        end = len(text) if index == len(windows) - 1 else offsets[last + 1][0]
+        chunks.append(Chunk(index, text[start:end], start, end, last - first + 1, section_of(start)))
     return chunks
 
 
-def _windows(
-    text: str, offsets: list[tuple[int, int]], size: int, overlap: int, min_size: int
-) -> list[tuple[int, int]]:
-    """Inclusive token index ranges of each window."""
+def _windows(text: str, offsets: Offsets, size: int, overlap: int, min_size: int) -> list[tuple[int, int]]:
+    """Inclusive token index ranges of each window; every cut falls between characters."""
     n = len(offsets)
     windows: list[tuple[int, int]] = []
     first = 0
@@ -68,49 +78,84 @@ def _windows(
         last = min(first + size, n) - 1
         if last < n - 1:
             last = _snap_to_sentence(text, offsets, first, last, size)
+            last = _whole_characters_end(offsets, first, last)
+        if n - 1 - last < min_size:  # too little left for a chunk of its own (or nothing at all)
+            windows.append((first, n - 1))
+            return windows
         windows.append((first, last))
-        if last >= n - 1:
-            break
-        next_first = max(last + 1 - overlap, first + 1)
-        if n - (last + 1) < min_size:  # too little left for a chunk of its own
-            windows[-1] = (first, n - 1)
-            break
-        first = next_first
-    return windows
+        first = _next_first(offsets, first, last, overlap)
 
 
-def _snap_to_sentence(text: str, offsets: list[tuple[int, int]], first: int, last: int, size: int) -> int:
-    floor = last - int(size * _SNAP_FRACTION)
-    for i in range(last, max(floor, first), -1):
-        token_text = text[offsets[i][0] : offsets[i][1]]
-        if token_text.endswith(_SENTENCE_END) or "\n" in text[offsets[i][1] : offsets[i + 1][0]]:
+def _can_cut(offsets: Offsets, i: int) -> bool:
+    """Whether a chunk may start at token ``i``: it shares no character with token ``i - 1``.
+
+    One character can yield several tokens (a Hangul syllable decomposes into jamo); cutting
+    between them would split the character and make chunk starts repeat.
+    """
+    return i <= 0 or i >= len(offsets) or offsets[i][0] >= offsets[i - 1][1]
+
+
+def _whole_characters_end(offsets: Offsets, first: int, last: int) -> int:
+    for i in range(last, first - 1, -1):
+        if _can_cut(offsets, i + 1):
+            return i
+    i = last + 1  # one character wider than the window: only with absurdly small sizes
+    while not _can_cut(offsets, i + 1):
+        i += 1
+    return i
+
+
+def _next_first(offsets: Offsets, first: int, last: int, overlap: int) -> int:
+    candidate = max(last + 1 - overlap, first + 1)
+    i = candidate
+    while i > first + 1 and not _can_cut(offsets, i):  # widen the overlap to a character boundary
+        i -= 1
+    if _can_cut(offsets, i):
+        return i
+    i = candidate
+    while not _can_cut(offsets, i):  # terminates: a cut after ``last`` is always allowed
+        i += 1
+    return i
+
+
+def _snap_to_sentence(text: str, offsets: Offsets, first: int, last: int, size: int) -> int:
+    floor = max(last - int(size * _SNAP_FRACTION), first)
+    for i in range(last, floor, -1):
+        gap = text[offsets[i][1] : offsets[i + 1][0]]
+        if "\n" in gap:  # line or paragraph end
+            return i
+        token = text[offsets[i][0] : offsets[i][1]]
+        if token.endswith(_CJK_SENTENCE_END) or (token.endswith(_SENTENCE_END) and gap[:1].isspace()):
             return i
     return last
 
 
-def _extend_end(text: str, end: int, offsets: list[tuple[int, int]], last: int) -> int:
-    # Whitespace up to the next token belongs to the chunk on the left, leaving no gaps.
-    return offsets[last + 1][0] if last + 1 < len(offsets) else len(text)
+class _SectionLookup:
+    """Heading path of the section holding a character, by binary search over section starts."""
+
+    def __init__(self, sections: Sections) -> None:
+        self._sections = sorted(sections, key=lambda section: section[1])
+        self._starts = [start for _, start, _ in self._sections]
+
+    def __call__(self, position: int) -> str:
+        i = bisect.bisect_right(self._starts, position) - 1
+        if i < 0 or position >= self._sections[i][2]:
+            return ""  # not inside any section
+        return " > ".join(self._sections[i][0])
 
 
-def _chunk(index: int, text: str, start: int, end: int, n_tokens: int, sections: Sequence) -> Chunk:
-    return Chunk(index, text[start:end], start, end, n_tokens, _section_at(sections, start))
-
-
-def _section_at(sections: Sequence[tuple[tuple[str, ...], int, int]], position: int) -> str:
-    if not sections:
-        return ""
-    starts = [start for _, start, _ in sections]
-    i = max(bisect.bisect_right(starts, position) - 1, 0)
-    return " > ".join(sections[i][0])
-
-
-def _validate(size: int, overlap: int, min_size: int) -> None:
-    if size < 1 or overlap < 0 or min_size < 1:
+def _validate(tokenizer: Tokenizer, size: int, overlap: int, min_size: int) -> None:
+    if size < 1 or min_size < 1 or overlap < 0:
         raise ValueError(
-            f"chunk size ({size}) and min_size ({min_size}) must be positive, overlap ({overlap}) >= 0"
+            f"chunk size ({size}) and min_size ({min_size}) must be positive and overlap ({overlap}) >= 0"
         )
     if overlap >= size:
         raise ValueError(f"chunk overlap ({overlap}) must be smaller than size ({size})")
     if min_size > size:
         raise ValueError(f"chunk min_size ({min_size}) must not exceed size ({size})")
+    # A truncating or padding tokenizer would silently miscount tokens and offsets.
+    if tokenizer.truncation is not None or tokenizer.padding is not None:
+        raise ValueError(
+            "the chunking tokenizer must have truncation and padding disabled "
+            "(use graphunified_query.providers.load_tokenizer())"
+        )
