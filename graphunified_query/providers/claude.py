@@ -1,10 +1,14 @@
-"""Claude through the `anthropic` SDK: cached, rate-limited, retried, and accounted for."""
+"""Claude through the `anthropic` SDK: cached, rate-limited, retried, and accounted for.
+
+One `ClaudeClient` is shared by every thread of a run (`llm.concurrency` parallel calls): the
+SDK client, the rate limiter, the ledger and the cache are all thread-safe.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
-import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -12,28 +16,35 @@ from typing import Any
 
 import anthropic
 
+from graphunified_query.providers.claude_retry import backoff_seconds, describe, is_retryable
 from graphunified_query.providers.cost import CostLedger, Usage, price_usd
 from graphunified_query.providers.llm_cache import LLMCache, request_key
 from graphunified_query.providers.rate_limit import RateLimiter
-from graphunified_query.settings import LLMSettings, ModelPrice
+from graphunified_query.settings import LLMSettings, ModelPrice, Settings
 
-MAX_SLEEP_SECONDS = 60.0
-# 429, 5xx and 529 overloaded (InternalServerError subclasses), dropped connections, timeouts.
-_RETRYABLE = (anthropic.RateLimitError, anthropic.InternalServerError, anthropic.APIConnectionError)
+API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
+BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
+CHARS_PER_TOKEN = 4  # a rough count is enough for rate limits and budget estimates
+# Sampling parameters left the SDK's signature in anthropic 1.0 but are still valid on the wire
+# for the models priced in settings; the SDK's migration guide routes them through extra_body.
+_BODY_ONLY = ("temperature",)
+Blocks = list[dict[str, Any]]
+log = logging.getLogger(__name__)
 
 
 class LLMError(RuntimeError):
-    """A call failed for good; the message never holds the API key."""
+    """A call failed for good, or the client is misconfigured; the message never holds the key."""
 
 
 @dataclass(frozen=True)
 class ClaudeResponse:
-    content: list[dict[str, Any]]
+    content: Blocks  # content blocks as plain dicts, ready to replay as an assistant turn
     stop_reason: str | None
     usage: Usage
     cached: bool
 
     def tool_input(self, name: str) -> Any:
+        """The input of the first call of tool ``name``; None when Claude did not call it."""
         for block in self.content:
             if block.get("type") == "tool_use" and block.get("name") == name:
                 return block.get("input")
@@ -50,30 +61,41 @@ class ClaudeClient:
         settings: LLMSettings,
         prices: Mapping[str, ModelPrice],
         *,
-        api_key: str,
+        api_key: str | None = None,
         cache: LLMCache | None = None,
         ledger: CostLedger | None = None,
         base_delay: float = 1.0,
     ) -> None:
         if settings.model not in prices:
             raise LLMError(
-                f"No price for model {settings.model!r}; add it under `prices` in settings.yaml "
-                f"(known: {', '.join(sorted(prices))})."
+                f"No price for llm.model {settings.model!r}; add it under `prices` in settings.yaml "
+                f"or pick a known model: {', '.join(sorted(prices))}."
             )
+        api_key = api_key or os.environ.get(API_KEY_VARIABLE)
+        if not api_key:
+            raise LLMError(f"{API_KEY_VARIABLE} is not set; export it to use Claude.")
         self.settings = settings
         self.price = prices[settings.model]
         self.cache = cache
         self.ledger = ledger or CostLedger(budget_usd=settings.budget_usd)
-        self.base_delay = base_delay
+        self.base_delay = base_delay  # first backoff step in seconds; tests make it tiny
+        self._secret = api_key  # only to scrub it from error messages
         self._limiter = RateLimiter(
             requests_per_minute=settings.requests_per_minute, tokens_per_minute=settings.tokens_per_minute
         )
         self._client = anthropic.Anthropic(
             api_key=api_key,
-            base_url=settings.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
+            base_url=settings.base_url or os.environ.get(BASE_URL_VARIABLE) or None,
             max_retries=0,  # ours honour retry-after and stay bounded
             timeout=settings.timeout_seconds,
         )
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, cache: LLMCache | None = None, api_key: str | None = None
+    ) -> ClaudeClient:
+        """The client a run uses: `llm` settings, `prices`, the key from the environment."""
+        return cls(settings.llm, settings.prices, api_key=api_key, cache=cache)
 
     @property
     def raw(self) -> anthropic.Anthropic:
@@ -83,18 +105,25 @@ class ClaudeClient:
     def full_request(
         self,
         *,
-        system: str | list[dict[str, Any]],
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
+        system: str | Blocks,
+        messages: Blocks,
+        tools: Blocks | None = None,
         tool_choice: dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        temperature: float | None = 0.0,
     ) -> dict[str, Any]:
+        """The Messages API body, also what the cache key is computed from.
+
+        ``temperature=None`` leaves it out, for models that reject sampling parameters.
+        """
         request: dict[str, Any] = {
             "model": self.settings.model,
             "max_tokens": max_tokens or self.settings.max_tokens,
             "system": system,
             "messages": messages,
         }
+        if temperature is not None:
+            request["temperature"] = temperature
         if tools:
             request["tools"] = tools
         if tool_choice:
@@ -102,20 +131,35 @@ class ClaudeClient:
         return request
 
     def cached(self, **kwargs: Any) -> ClaudeResponse | None:
-        """The cached response to a request, counted as a cached call; None when not cached."""
-        if self.cache is None or (hit := self.cache.get(request_key(self.full_request(**kwargs)))) is None:
-            return None
-        self.ledger.record(Usage(), 0.0, cached=True)
-        return ClaudeResponse(hit["content"], hit["stop_reason"], Usage(**hit["usage"]), cached=True)
+        """The cached response to a request (`full_request` arguments), counted; None if absent."""
+        return self._lookup(self.full_request(**kwargs))
 
-    def create(self, **kwargs: Any) -> ClaudeResponse:
-        """One message (keyword arguments as in `full_request`): cache, budget, limits, retries."""
-        if (hit := self.cached(**kwargs)) is not None:
+    def create(
+        self,
+        *,
+        system: str | Blocks,
+        messages: Blocks,
+        tools: Blocks | None = None,
+        tool_choice: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = 0.0,
+    ) -> ClaudeResponse:
+        """One message: from the cache, else within budget and rate limits, with retries."""
+        request = self.full_request(
+            system=system,
+            messages=messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+        if (hit := self._lookup(request)) is not None:
             return hit
-        request = self.full_request(**kwargs)
-        prompt_tokens = len(json.dumps(request)) // 4  # a rough count is enough for limits and budgets
-        self.ledger.reserve(price_usd(Usage(prompt_tokens, request["max_tokens"]), self.price))
-        return self.store(request, self._send(request, prompt_tokens))
+        prompt_tokens = len(json.dumps(request, ensure_ascii=False)) // CHARS_PER_TOKEN
+        # Upper bound: every prompt token at the full input rate and the whole max_tokens.
+        estimate = price_usd(Usage(prompt_tokens, request["max_tokens"]), self.price)
+        with self.ledger.hold(estimate):
+            return self.store(request, self._send(request, prompt_tokens))
 
     def store(self, request: dict[str, Any], message: Any, *, discount: float = 1.0) -> ClaudeResponse:
         """Account for and cache an SDK message returned for ``request``."""
@@ -125,39 +169,40 @@ class ClaudeClient:
             message.usage.cache_read_input_tokens or 0,
             message.usage.cache_creation_input_tokens or 0,
         )
-        content = [block.model_dump(mode="json", exclude_none=True) for block in message.content]
+        # warnings=False: a malformed tool input (not an object) is the caller's to judge, not noise.
+        content = [
+            block.model_dump(mode="json", exclude_none=True, warnings=False) for block in message.content
+        ]
         if self.cache is not None:
-            entry = {"content": content, "stop_reason": message.stop_reason, "usage": usage.__dict__}
+            entry = {"id": message.id, "model": message.model, "content": content}
+            entry |= {"stop_reason": message.stop_reason, "usage": usage.__dict__}
             self.cache.put(request_key(request), entry)
         self.ledger.record(usage, price_usd(usage, self.price) * discount, cached=False)
         return ClaudeResponse(content, message.stop_reason, usage, cached=False)
 
+    def _lookup(self, request: dict[str, Any]) -> ClaudeResponse | None:
+        if self.cache is None or (hit := self.cache.get(request_key(request))) is None:
+            return None
+        self.ledger.record(Usage(), 0.0, cached=True)
+        return ClaudeResponse(hit["content"], hit["stop_reason"], Usage(**hit["usage"]), cached=True)
+
     def _send(self, request: dict[str, Any], prompt_tokens: int) -> Any:
-        for attempt in range(self.settings.max_retries + 1):
-            self._limiter.acquire(prompt_tokens + request["max_tokens"])
+        arguments = {k: v for k, v in request.items() if k not in _BODY_ONLY}
+        extra_body = {k: request[k] for k in _BODY_ONLY if k in request}
+        attempts = self.settings.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            self._limiter.acquire(prompt_tokens)  # input tokens: output is bounded by max_tokens
             try:
-                return self._client.messages.create(**request)
-            except _RETRYABLE as error:
-                if attempt == self.settings.max_retries:
-                    raise LLMError(
-                        f"Claude call failed after {attempt + 1} attempts: {_describe(error)}"
-                    ) from None
-                time.sleep(self._delay(attempt, error))
-            except anthropic.APIStatusError as error:
-                raise LLMError(f"Claude refused the request: {_describe(error)}") from None
+                return self._client.messages.create(**arguments, extra_body=extra_body or None)
+            except anthropic.APIError as error:
+                reason = describe(error, secret=self._secret)
+                if not is_retryable(error):
+                    raise LLMError(f"Claude refused the request: {reason}") from None
+                if attempt == attempts:
+                    raise LLMError(f"Claude call failed after {attempts} attempts: {reason}") from None
+                delay = backoff_seconds(attempt - 1, error, base_delay=self.base_delay)
+                log.warning(
+                    "Claude call attempt %d/%d: %s; retrying in %.2fs", attempt, attempts, reason, delay
+                )
+                time.sleep(delay)
         raise AssertionError("unreachable")
-
-    def _delay(self, attempt: int, error: Exception) -> float:
-        response = getattr(error, "response", None)
-        retry_after = response.headers.get("retry-after") if response is not None else None
-        if retry_after is not None:
-            try:
-                return min(float(retry_after), MAX_SLEEP_SECONDS)
-            except ValueError:
-                pass
-        return min(self.base_delay * 2**attempt * random.uniform(0.5, 1.0), MAX_SLEEP_SECONDS)
-
-
-def _describe(error: Exception) -> str:
-    status = getattr(error, "status_code", None)
-    return f"{type(error).__name__}" + (f" (HTTP {status})" if status else "")

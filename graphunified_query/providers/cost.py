@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from graphunified_query.settings import ModelPrice
@@ -45,7 +47,11 @@ def estimate_cost(
 
 
 class CostLedger:
-    """Calls, tokens and dollars of one run; thread-safe; enforces the optional budget."""
+    """Calls, tokens and dollars of one run; thread-safe; enforces the optional budget.
+
+    Calls in flight hold their estimate (see `hold`), so parallel calls cannot together
+    overshoot the budget between the check and the bill.
+    """
 
     def __init__(self, *, budget_usd: float | None = None) -> None:
         self.budget_usd = budget_usd
@@ -53,16 +59,25 @@ class CostLedger:
         self.cached_calls = 0
         self.usage = Usage()
         self.dollars = 0.0
+        self._in_flight = 0.0
         self._lock = threading.Lock()
 
     def reserve(self, estimated_usd: float) -> None:
+        """Raise `BudgetExceeded` if spending ``estimated_usd`` more could exceed the budget."""
         with self._lock:
-            if self.budget_usd is not None and self.dollars + estimated_usd > self.budget_usd:
-                raise BudgetExceeded(
-                    f"Stopping before the budget is exceeded: spent ${self.dollars:.4f}, next call estimated "
-                    f"${estimated_usd:.4f}, llm.budget_usd is ${self.budget_usd:.2f}. "
-                    "Raise llm.budget_usd to go on; finished calls are cached and not paid for again."
-                )
+            self._check(estimated_usd)
+
+    @contextmanager
+    def hold(self, estimated_usd: float) -> Iterator[None]:
+        """`reserve`, and keep the estimate counted until the call is over (record it inside)."""
+        with self._lock:
+            self._check(estimated_usd)
+            self._in_flight += estimated_usd
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= estimated_usd
 
     def record(self, usage: Usage, dollars: float, *, cached: bool) -> None:
         with self._lock:
@@ -74,12 +89,23 @@ class CostLedger:
             self.dollars += dollars
 
     def as_metadata(self) -> dict[str, float | int]:
-        return {
-            "llm_calls": self.calls,
-            "llm_cached_calls": self.cached_calls,
-            "input_tokens": self.usage.input_tokens,
-            "output_tokens": self.usage.output_tokens,
-            "cache_read_tokens": self.usage.cache_read_tokens,
-            "cache_write_tokens": self.usage.cache_write_tokens,
-            "cost_usd": round(self.dollars, 6),
-        }
+        with self._lock:
+            return {
+                "llm_calls": self.calls,
+                "llm_cached_calls": self.cached_calls,
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "cache_read_tokens": self.usage.cache_read_tokens,
+                "cache_write_tokens": self.usage.cache_write_tokens,
+                "cost_usd": round(self.dollars, 6),
+            }
+
+    def _check(self, estimated_usd: float) -> None:
+        if self.budget_usd is None or self.dollars + self._in_flight + estimated_usd <= self.budget_usd:
+            return
+        in_flight = f" (+${self._in_flight:.4f} for calls in flight)" if self._in_flight else ""
+        raise BudgetExceeded(
+            f"Stopping before the budget is exceeded: spent ${self.dollars:.4f}{in_flight}, next call "
+            f"estimated at up to ${estimated_usd:.4f}, llm.budget_usd is ${self.budget_usd:.2f}. "
+            "Raise llm.budget_usd to go on; finished calls are cached and not paid for again."
+        )

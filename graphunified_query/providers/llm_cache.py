@@ -1,8 +1,9 @@
 """Content-addressed LLM response cache: a re-run or a resumed run repeats no call.
 
-The key is the SHA-256 of the canonical JSON of everything that shapes the answer (model,
-system, messages, tools, parameters). Each response is committed as soon as it arrives, so a
-crash loses at most the calls in flight.
+The key is the SHA-256 of the canonical JSON of the whole request (model, system, messages,
+tools, tool_choice, max_tokens, temperature and any other parameter), never of credentials.
+SQLite in WAL mode lets several processes share one file; each response is committed as soon
+as it arrives, so a crash loses at most the calls in flight.
 """
 
 from __future__ import annotations
@@ -15,21 +16,27 @@ from pathlib import Path
 from typing import Any
 
 _SCHEMA = "create table if not exists responses (key text primary key, response text not null)"
+_BUSY_TIMEOUT_SECONDS = 60.0  # another process writing: wait for its lock rather than fail
 
 
 def request_key(request: dict[str, Any]) -> str:
+    """Same request, same key: keys sorted, no whitespace, Unicode kept as is."""
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 class LLMCache:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=60, check_same_thread=False)
-        self._db.execute("pragma journal_mode=wal")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
-        self._lock = threading.Lock()
+    """`get`/`put` of response JSON (content, stop reason, usage) by request key; thread-safe."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+        self._lock = threading.Lock()  # one connection shared by the threads of this process
+        with self._lock:
+            self._db.execute("pragma journal_mode=wal")
+            self._db.execute(_SCHEMA)
+            self._db.commit()
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
@@ -37,5 +44,14 @@ class LLMCache:
         return json.loads(row[0]) if row else None
 
     def put(self, key: str, response: dict[str, Any]) -> None:
-        with self._lock, self._db:
-            self._db.execute("insert or replace into responses values (?, ?)", (key, json.dumps(response)))
+        data = json.dumps(response, ensure_ascii=False)
+        with self._lock, self._db:  # the connection as context manager commits this one row
+            self._db.execute("insert or replace into responses values (?, ?)", (key, data))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("select count(*) from responses").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,17 +1,22 @@
 """A loopback HTTP server speaking the Anthropic Messages API wire format.
 
 The real `anthropic` SDK (built on httpx2, which mocking libraries do not intercept) talks to it
-over a socket. A test scripts it with a responder (request JSON -> content blocks) and can
-inject faults; every request is recorded with its headers.
+over a socket: point `base_url` at `server.base_url` (no `/v1`). A test scripts it with a queue
+of canned replies (`enqueue`) or a responder (request JSON -> content blocks), injects faults
+(`fail_next`), and asserts on `requests`: every request with its headers, in arrival order.
+
+Usage is reported as the API does: blocks up to the last `cache_control` mark of `system`
+(with the tools before them) are written to the prompt cache on first sight and read after.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -21,20 +26,29 @@ from tests.fakes.http_reply import send
 Content = list[dict[str, Any]]
 Responder = Callable[[dict[str, Any]], Content]
 
-_ERROR_TYPES = {
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
-    400: "invalid_request_error",
+_ERRORS = {  # status -> (error.type, error.message) as the API sends them
+    400: ("invalid_request_error", "Invalid request"),
+    401: ("authentication_error", "invalid x-api-key"),
+    404: ("not_found_error", "Not found"),
+    429: ("rate_limit_error", "Rate limited"),
+    500: ("api_error", "Internal server error"),
+    529: ("overloaded_error", "Overloaded"),
 }
 
 
-def tool_use(name: str, payload: Any) -> Content:
-    return [{"type": "tool_use", "id": "toolu_01", "name": name, "input": payload}]
+def tool_use(name: str, payload: Any, *, tool_id: str | None = None) -> Content:
+    """A tool call; without ``tool_id`` the server gives it a fresh `toolu_...` id."""
+    block = {"type": "tool_use", "name": name, "input": payload}
+    return [block | {"id": tool_id}] if tool_id else [block]
 
 
 def text(value: str) -> Content:
     return [{"type": "text", "text": value}]
+
+
+def error_body(status: int, message: str | None = None) -> dict[str, Any]:
+    kind, default = _ERRORS.get(status, ("api_error", "Internal server error"))
+    return {"type": "error", "error": {"type": kind, "message": message or default}}
 
 
 class FakeAnthropicServer:
@@ -42,8 +56,10 @@ class FakeAnthropicServer:
         self.responder: Responder = responder or (lambda _: text("ok"))
         self.api_key = api_key
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
-        self._faults: deque[tuple[int, str | None]] = deque()
+        self._canned: deque[tuple[Content, Mapping[str, int] | None]] = deque()
+        self._faults: deque[tuple[int, str | None, str | None]] = deque()
         self._ids = itertools.count(1)
+        self._cached_prefixes: set[str] = set()
         self.batches: dict[str, dict[str, Any]] = {}  # id -> {"requests": [...], "polls": n}
         self.errored_in_batch: set[str] = set()  # custom_ids whose batch result is "errored"
         self._lock = threading.Lock()
@@ -58,9 +74,17 @@ class FakeAnthropicServer:
     def bodies(self) -> list[dict[str, Any]]:
         return [body for _, body in self.requests]
 
-    def fail_next(self, status: int, *, times: int = 1, retry_after: str | None = None) -> None:
+    def enqueue(self, content: Content, *, usage: Mapping[str, int] | None = None) -> None:
+        """Answer the next message with ``content`` (before the responder), and this usage if given."""
         with self._lock:
-            self._faults.extend([(status, retry_after)] * times)
+            self._canned.append((content, usage))
+
+    def fail_next(
+        self, status: int, *, times: int = 1, retry_after: str | None = None, message: str | None = None
+    ) -> None:
+        """The next ``times`` requests get this HTTP status and the API's error body."""
+        with self._lock:
+            self._faults.extend([(status, retry_after, message)] * times)
 
     def __enter__(self) -> FakeAnthropicServer:
         self._thread.start()
@@ -71,15 +95,16 @@ class FakeAnthropicServer:
         self._server.server_close()
 
     def _message(self, body: dict[str, Any]) -> dict[str, Any]:
-        content = self.responder(body)
-        system = body.get("system", "")
-        # As the real API reports it: blocks marked cache_control are read from the cache (after
-        # the first call), and input_tokens counts only the rest.
-        cached_text = (
-            "".join(b["text"] for b in system if "cache_control" in b) if isinstance(system, list) else ""
-        )
-        cached = len(cached_text) // 4
-        prompt = len(json.dumps(body)) // 4 - cached
+        with self._lock:
+            content, usage = self._canned.popleft() if self._canned else (None, None)
+        if content is None:
+            content = self.responder(body)
+        content = [
+            {**b, "id": f"toolu_{next(self._ids):04d}"}
+            if b.get("type") == "tool_use" and "id" not in b
+            else b
+            for b in content
+        ]
         return {
             "id": f"msg_{next(self._ids):04d}",
             "type": "message",
@@ -88,12 +113,26 @@ class FakeAnthropicServer:
             "content": content,
             "stop_reason": "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn",
             "stop_sequence": None,
-            "usage": {
-                "input_tokens": prompt,
-                "output_tokens": len(json.dumps(content)) // 4,
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": cached,
-            },
+            "usage": dict(usage) if usage is not None else self._usage(body, content),
+        }
+
+    def _usage(self, body: dict[str, Any], content: Content) -> dict[str, int]:
+        system = body.get("system", "")
+        blocks = system if isinstance(system, list) else []
+        marked = [i for i, b in enumerate(blocks) if "cache_control" in b]
+        prefix = ""
+        if marked:  # the tools come before the system prompt in the cached prefix
+            prefix = json.dumps(body.get("tools", [])) + "".join(b["text"] for b in blocks[: marked[-1] + 1])
+        cacheable = len(prefix) // 4
+        with self._lock:
+            digest = hashlib.sha256(prefix.encode()).hexdigest()
+            seen = digest in self._cached_prefixes
+            self._cached_prefixes.add(digest)
+        return {
+            "input_tokens": max(1, len(json.dumps(body)) // 4 - cacheable),  # the uncached rest only
+            "output_tokens": max(1, len(json.dumps(content)) // 4),
+            "cache_creation_input_tokens": 0 if seen else cacheable,
+            "cache_read_input_tokens": cacheable if seen else 0,
         }
 
     def _batch(self, batch_id: str) -> dict[str, Any]:
@@ -118,8 +157,7 @@ class FakeAnthropicServer:
         lines = []
         for request in self.batches[batch_id]["requests"]:
             if request["custom_id"] in self.errored_in_batch:
-                result: dict[str, Any] = {"type": "errored", "error": {"type": "error", "error": {
-                    "type": "api_error", "message": "internal"}}}  # fmt: skip
+                result: dict[str, Any] = {"type": "errored", "error": error_body(500)}
             else:
                 result = {"type": "succeeded", "message": self._message(request["params"])}
             lines.append(json.dumps({"custom_id": request["custom_id"], "result": result}))
@@ -138,37 +176,30 @@ class FakeAnthropicServer:
                     "Bearer "
                 )
                 if fault is not None:
-                    self._error(*fault)
-                elif self.path == "/v1/messages/batches" and key == fake.api_key:
+                    status, retry_after, message = fault
+                    send(self, status, error_body(status, message), retry_after=retry_after)
+                elif key != fake.api_key:
+                    send(self, 401, error_body(401))
+                elif not self.headers.get("anthropic-version"):
+                    send(self, 400, error_body(400, "anthropic-version: header is required"))
+                elif self.path == "/v1/messages/batches":
                     batch_id = f"msgbatch_{next(fake._ids):04d}"
                     fake.batches[batch_id] = {"requests": body["requests"], "polls": 0}
-                    self._send(200, fake._batch(batch_id))
+                    send(self, 200, fake._batch(batch_id))
                 elif self.path != "/v1/messages":
-                    self._error(404)
-                elif key != fake.api_key:
-                    self._send(
-                        401,
-                        {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}},
-                    )
+                    send(self, 404, error_body(404))
                 else:
-                    self._send(200, fake._message(body))
+                    send(self, 200, fake._message(body))
 
             def do_GET(self) -> None:
                 parts = self.path.strip("/").split("/")  # v1 messages batches <id> [results]
                 if len(parts) < 4 or parts[3] not in fake.batches:
-                    self._error(404)
+                    send(self, 404, error_body(404))
                 elif len(parts) == 5 and parts[4] == "results":
                     send(self, 200, fake._batch_results(parts[3]), content_type="application/binary")
                 else:
                     fake.batches[parts[3]]["polls"] += 1
-                    self._send(200, fake._batch(parts[3]))
-
-            def _error(self, status: int, retry_after: str | None = None) -> None:
-                kind = _ERROR_TYPES.get(status, "api_error")
-                self._send(status, {"type": "error", "error": {"type": kind, "message": kind}}, retry_after)
-
-            def _send(self, status: int, payload: dict[str, Any], retry_after: str | None = None) -> None:
-                send(self, status, payload, retry_after=retry_after)
+                    send(self, 200, fake._batch(parts[3]))
 
             def log_message(self, *_: object) -> None:
                 pass
