@@ -6,7 +6,6 @@ import gzip
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -291,14 +290,12 @@ def test_garbage_jsonl_reports_a_bounded_number_of_problems(tmp_path: Path) -> N
     assert "450 more bad lines" in scan.problems[-1].reason
 
 
-def test_scanning_a_large_gzipped_jsonl_is_fast(tmp_path: Path) -> None:
+def test_scanning_a_large_gzipped_jsonl_yields_every_record(tmp_path: Path) -> None:
     records = ({"id": f"p-{i}", "title": f"Passage {i}", "text": "word " * 90} for i in range(12_600))
     write(tmp_path, "corpus.jsonl.gz", gzip.compress(jsonl(*records).encode()))
-    started = time.perf_counter()
-    scan = scan_input(tmp_path)
-    elapsed = time.perf_counter() - started
+    scan = scan_input(tmp_path)  # its speed is measured in bench/ingest.py, not asserted here
     assert len(scan.documents) == 12_600
-    assert elapsed < 2.0
+    assert len(set(scan.documents)) == 12_600
 
 
 def _hashes(scan: ScanResult) -> dict[str, str]:
