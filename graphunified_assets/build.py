@@ -7,12 +7,17 @@ from dagster_duckdb import DuckDBResource
 
 from graphunified_assets.assets import (
     chunks,
+    communities,
+    community_reports,
     documents,
     embeddings,
     extraction,
+    graph,
+    graph_checks,
     graph_elements,
     graph_vectors,
     raw_documents,
+    strategy_indexes,
     vector_index,
 )
 from graphunified_assets.io_manager import DocumentTablesIOManager
@@ -35,8 +40,13 @@ ASSET_MODULES = (
     embeddings,
     extraction,
     graph_elements,
+    graph,
+    communities,
+    community_reports,
     graph_vectors,
     vector_index,
+    strategy_indexes,
+    graph_checks,
 )
 
 

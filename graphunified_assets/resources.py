@@ -19,6 +19,7 @@ from graphunified_assets.lib.extraction.selection import (
     make_claude_client,
     make_extractor,
 )
+from graphunified_assets.lib.reports.build import Reporter
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers import CachedEmbedder, EmbeddingCache, make_embedder
 from graphunified_query.settings import Settings, load_settings
@@ -74,6 +75,17 @@ class GraphUnifiedResource(dg.ConfigurableResource):
             self.settings, api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
         )
         return ClaudeSummarizer(client)
+
+    def reporter(self) -> Reporter | None:
+        """The Claude community reporter when Claude is configured; None means extractive reports."""
+        if not self.uses_claude() or not self.anthropic_api_key:
+            return None
+        from graphunified_assets.lib.reports.claude_reporter import ClaudeReporter
+
+        client = make_claude_client(
+            self.settings, api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
+        )
+        return ClaudeReporter(client)
 
     def extractor(self) -> Extractor:
         """The configured extractor (Claude with its LLM cache, or the offline spaCy default)."""

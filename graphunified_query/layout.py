@@ -35,6 +35,14 @@ class HomeLayout:
         return self.tables / f"{table}.parquet"
 
     @property
+    def indexes(self) -> Path:
+        """Strategy indexes that are not tables (BM25, the PPR matrix) and their manifests."""
+        return self.home / "indexes"
+
+    def index_path(self, name: str) -> Path:
+        return self.indexes / name
+
+    @property
     def lancedb(self) -> Path:
         return self.home / "lancedb"
 

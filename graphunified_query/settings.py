@@ -110,6 +110,33 @@ class ExtractionSettings(_Section):
     )
 
 
+class GraphSettings(_Section):
+    synonym_threshold: float = Field(
+        0.8, gt=0, le=1, description="Cosine of entity-name embeddings above which a synonym edge is added."
+    )
+    synonym_neighbours: int = Field(10, ge=1, description="At most this many synonym edges per entity.")
+    max_cluster_size: int = Field(
+        10, ge=2, description="Leiden splits a community larger than this into a deeper level."
+    )
+    max_level: int = Field(3, ge=0, le=10, description="Deepest community level kept (0 = top).")
+    resolution: float = Field(1.0, gt=0, description="Leiden resolution: higher gives more, smaller ones.")
+    seed: int = Field(0xBEEF, description="Leiden's random seed: same graph and seed, same communities.")
+    report_max_input_tokens: int = Field(
+        6000, ge=500, description="Context budget of one community report prompt."
+    )
+    bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation (rank-bm25's default).")
+    bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalization (rank-bm25's default).")
+
+
+class QuerySettings(_Section):
+    top_k: int = Field(10, ge=1, le=200, description="Contexts a retriever returns by default.")
+    context_window: int = Field(
+        8000, ge=256, description="Tokens of retrieved context packed into the answer prompt."
+    )
+    answer_max_tokens: int = Field(1024, ge=64, description="Longest answer Claude may write.")
+    map_concurrency: int = Field(4, ge=1, description="Parallel map calls of global search.")
+
+
 class StorageSettings(_Section):
     input_dir: Path = Field(
         Path("data/sample"), description="Folder the sensor and `index` read documents from."
@@ -124,6 +151,8 @@ class Settings(_Section):
     llm: LLMSettings = LLMSettings()
     prices: dict[str, ModelPrice] = Field(default_factory=_default_prices)
     extraction: ExtractionSettings = ExtractionSettings()
+    graph: GraphSettings = GraphSettings()
+    query: QuerySettings = QuerySettings()
     storage: StorageSettings = StorageSettings()
 
 

@@ -159,3 +159,74 @@ FACTS_SCHEMA = pa.schema(
         ("object_id", pa.string()),
     ]
 )
+
+
+GRAPH_EDGES = "graph_edges"
+SYNONYMS = "synonyms"
+COMMUNITIES = "communities"
+COMMUNITY_REPORTS = "community_reports"
+
+# Every edge the graph retrievers walk, in node-id space: entity ids and chunk ids.
+GRAPH_EDGES_SCHEMA = pa.schema(
+    [
+        ("source", pa.string()),
+        ("target", pa.string()),
+        ("kind", pa.string()),  # relationship | mention (entity–chunk) | synonym
+        ("weight", pa.float64()),
+    ]
+)
+
+# Entity-name nearest neighbours; kept between runs so only new names are compared.
+SYNONYMS_SCHEMA = pa.schema(
+    [
+        ("source", pa.string()),  # entity ids, source < target
+        ("target", pa.string()),
+        ("similarity", pa.float64()),
+    ]
+)
+
+_ints = pa.list_(pa.int64())
+
+COMMUNITIES_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("human_readable_id", pa.int64()),
+        ("community", pa.int64()),
+        ("level", pa.int64()),
+        ("parent", pa.int64()),
+        ("children", _ints),
+        ("title", pa.string()),
+        ("entity_ids", _strings),
+        ("relationship_ids", _strings),
+        ("text_unit_ids", _strings),
+        ("period", pa.string()),
+        ("size", pa.int64()),
+        # ours: hash of the members and their descriptions; a report is rewritten only when it changes
+        ("content_hash", pa.string()),
+    ]
+)
+
+_finding = pa.struct([("explanation", pa.string()), ("summary", pa.string())])
+
+COMMUNITY_REPORTS_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("human_readable_id", pa.int64()),
+        ("community", pa.int64()),
+        ("level", pa.int64()),
+        ("parent", pa.int64()),
+        ("children", _ints),
+        ("title", pa.string()),
+        ("summary", pa.string()),
+        ("full_content", pa.string()),
+        ("rank", pa.float64()),
+        ("rating_explanation", pa.string()),
+        ("findings", pa.list_(_finding)),
+        ("full_content_json", pa.string()),
+        ("period", pa.string()),
+        ("size", pa.int64()),
+        # ours
+        ("content_hash", pa.string()),
+        ("generator", pa.string()),  # "extractive" or "claude:<model>"
+    ]
+)

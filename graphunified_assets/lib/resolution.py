@@ -1,9 +1,11 @@
 """Corpus-wide entity resolution: surface mentions → one entity per real-world thing.
 
 Steps: group mentions by normalized name and type; propose merges within a type (fuzzy names,
-name-embedding neighbours, unambiguous PERSON short forms); join them with union-find. Types never
-mix, so "Jordan" the person and "Jordan" the country stay two entities. Output is independent of
-input order and ids are stable: a hash of the canonical normalized name and type.
+name-embedding neighbours, unambiguous PERSON short forms); join them with union-find. Across
+types only a type vote merges: one exact name typed two ways ("Hale Mill" as ORGANIZATION and as
+PERSON, a common small-NER slip) is one entity when the name has several words or one type holds
+most of its mentions; so "Jordan" the person and "Jordan" the country, evenly split, stay two.
+Output is independent of input order and ids are stable: a hash of the canonical name and type.
 """
 
 from __future__ import annotations
@@ -122,6 +124,8 @@ def resolve_entities(
             found = short_name_pairs(norms, [find(m) for m in members], chunks)
             merges["alias"] += union((members[a], members[b]) for a, b in found)
 
+    merges["type_vote"] += union(_type_vote_pairs(keys, groups))
+
     clusters: dict[int, list[int]] = defaultdict(list)
     for i in range(len(keys)):
         clusters[find(i)].append(i)
@@ -135,6 +139,25 @@ def resolve_entities(
                 entity_ids[(surface, keys[i][1])] = entity.id
     entities.sort(key=lambda e: (e.type, e.title.casefold(), e.id))
     return Resolution(entities=tuple(entities), entity_ids=entity_ids, merges=dict(merges))
+
+
+TYPE_VOTE_SHARE = 0.6  # a single-word name joins its majority type when that type has this share
+
+
+def _type_vote_pairs(
+    keys: list[tuple[str, str]], groups: Mapping[tuple[str, str], _Group]
+) -> list[tuple[int, int]]:
+    by_name: dict[str, list[int]] = defaultdict(list)
+    for i, (norm, _) in enumerate(keys):
+        by_name[norm].append(i)
+    pairs = []
+    for norm, members in by_name.items():
+        if len(members) < 2:
+            continue
+        counts = [sum(groups[keys[i]].surfaces.values()) for i in members]
+        if " " in norm or max(counts) >= TYPE_VOTE_SHARE * sum(counts):
+            pairs += [(members[0], other) for other in members[1:]]
+    return pairs
 
 
 def _group(mentions: Iterable[EntityMention]) -> dict[tuple[str, str], _Group]:

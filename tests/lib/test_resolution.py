@@ -46,7 +46,7 @@ def test_obama_variants_merge_with_merged_from() -> None:
         obama.id
     }
     assert resolution.id_for("BARACK OBAMA", "person") == obama.id
-    assert resolution.merges == {"normalized": 1, "fuzzy": 0, "alias": 1}
+    assert resolution.merges == {"normalized": 1, "fuzzy": 0, "alias": 1, "type_vote": 0}
 
 
 def test_homonyms_of_different_types_stay_apart() -> None:
@@ -55,6 +55,21 @@ def test_homonyms_of_different_types_stay_apart() -> None:
     )
     assert {(e.title, e.type) for e in resolution.entities} == {("Jordan", "PERSON"), ("Jordan", "LOCATION")}
     assert resolution.id_for("Jordan", "PERSON") != resolution.id_for("Jordan", "LOCATION")
+
+
+def test_type_vote_joins_one_name_typed_two_ways() -> None:
+    mentions = [M("Hale Mill", "ORGANIZATION", chunk_id=f"c{i}") for i in range(3)]
+    mentions += [M("Hale Mill", "PERSON", chunk_id="c9")]  # a multi-word name: one thing
+    mentions += [M("Millbrook", "LOCATION", chunk_id=f"m{i}") for i in range(3)] + [M("Millbrook", "CONCEPT")]
+    resolution = resolve_entities(mentions)
+    assert {(e.title, e.type) for e in resolution.entities} == {
+        ("Hale Mill", "ORGANIZATION"),
+        ("Millbrook", "LOCATION"),
+    }
+    mill = resolution.id_for("Hale Mill", "ORGANIZATION")
+    assert resolution.id_for("Hale Mill", "PERSON") == mill
+    assert next(e for e in resolution.entities if e.id == mill).frequency == 4
+    assert resolution.merges["type_vote"] == 2
 
 
 def test_ambiguous_surname_is_not_merged() -> None:

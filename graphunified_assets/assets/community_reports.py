@@ -1,0 +1,60 @@
+"""`community_reports`: one report per community for global search; unchanged ones are reused."""
+
+import dagster as dg
+import lancedb
+import pyarrow.compute as pc
+
+from graphunified_assets.assets.vector_index import CHUNK_VECTORS
+from graphunified_assets.lib.reports.build import build_reports
+from graphunified_assets.lib.reports.extractive import ExtractiveReporter
+from graphunified_assets.partitions import after_documents_change
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.parquet_store import read_table, write_table_atomic
+from graphunified_query.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, RELATIONSHIPS
+
+
+@dg.asset(
+    group_name="graph",
+    kinds={"parquet"},
+    deps=[COMMUNITIES, ENTITIES, RELATIONSHIPS, CHUNK_VECTORS],
+    automation_condition=after_documents_change,
+    pool="llm",
+)
+def community_reports(
+    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource
+) -> dg.MaterializeResult:
+    """Claude reports when configured (validated, repaired once), else extractive ones."""
+    layout = graphunified.layout
+    communities = read_table(layout.table_path(COMMUNITIES))
+    path = layout.table_path(COMMUNITY_REPORTS)
+    previous = read_table(path) if path.exists() else None
+    largest = int(pc.max(communities.column("size")).as_py() or 1) if communities.num_rows else 1
+    extractive = ExtractiveReporter(largest_community=largest)
+    reporter = graphunified.reporter() or extractive
+    chunks = lancedb.connect(str(layout.lancedb)).open_table(CHUNK_VECTORS).to_arrow().select(["id", "text"])
+    chunk_text = dict(zip(chunks.column("id").to_pylist(), chunks.column("text").to_pylist(), strict=True))
+    build = build_reports(
+        communities,
+        entities=read_table(layout.table_path(ENTITIES)),
+        relationships=read_table(layout.table_path(RELATIONSHIPS)),
+        reporter=reporter,
+        fallback=extractive,
+        previous=previous,
+        chunk_text=chunk_text.get,
+        concurrency=graphunified.settings.llm.concurrency if reporter is not extractive else 1,
+        max_context_chars=graphunified.settings.graph.report_max_input_tokens * 4,
+    )
+    write_table_atomic(path, build.table)
+    for failure in build.failures:
+        context.log.warning(f"community report fell back to extractive: {failure}")
+    metadata: dict[str, object] = {
+        "rows": build.table.num_rows,
+        "generated": build.generated,
+        "reused": build.reused,
+        "fallbacks": len(build.failures),
+        "generator": reporter.name,
+    }
+    client = getattr(reporter, "client", None)
+    if client is not None:
+        metadata.update(client.ledger.as_metadata())
+    return dg.MaterializeResult(metadata=metadata)

@@ -1,0 +1,123 @@
+"""Invariants of the graph tables and indexes, shown in the UI after every materialization."""
+
+import dagster as dg
+import lancedb
+
+from graphunified_assets.assets.graph_vectors import VECTOR_TABLES
+from graphunified_assets.assets.strategy_indexes import REPORT_VECTORS
+from graphunified_assets.assets.vector_index import CHUNK_VECTORS
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.parquet_store import read_table
+from graphunified_query.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, FACTS, RELATIONSHIPS
+
+
+def _live_chunk_ids(graphunified: GraphUnifiedResource) -> set[str]:
+    table = lancedb.connect(str(graphunified.layout.lancedb)).open_table(CHUNK_VECTORS)
+    return set(table.to_arrow().column("id").to_pylist())
+
+
+def _examples(values: list[str] | set[str]) -> str:
+    return ", ".join(sorted(values)[:5])
+
+
+@dg.asset_check(
+    asset=ENTITIES,
+    additional_deps=[CHUNK_VECTORS],
+    description="No orphan entities: each has a source chunk and every chunk it names exists.",
+)
+def entities_have_live_sources(graphunified: GraphUnifiedResource) -> dg.AssetCheckResult:
+    live = _live_chunk_ids(graphunified)
+    rows = read_table(graphunified.layout.table_path(ENTITIES)).select(["id", "text_unit_ids"]).to_pylist()
+    orphans = [r["id"] for r in rows if not r["text_unit_ids"]]
+    dangling = {u for r in rows for u in r["text_unit_ids"] if u not in live}
+    return dg.AssetCheckResult(
+        passed=not orphans and not dangling,
+        metadata={
+            "entities": len(rows),
+            "orphans": len(orphans),
+            "missing_text_units": len(dangling),
+            "examples": _examples(orphans or dangling),
+        },
+    )
+
+
+@dg.asset_check(
+    asset=RELATIONSHIPS,
+    additional_deps=[CHUNK_VECTORS],
+    description="Every relationship's endpoints are entities and every chunk it names exists.",
+)
+def relationships_are_anchored(graphunified: GraphUnifiedResource) -> dg.AssetCheckResult:
+    layout = graphunified.layout
+    entity_ids = set(read_table(layout.table_path(ENTITIES)).column("id").to_pylist())
+    live = _live_chunk_ids(graphunified)
+    rows = read_table(layout.table_path(RELATIONSHIPS)).to_pylist()
+    broken = [r["id"] for r in rows if r["source_id"] not in entity_ids or r["target_id"] not in entity_ids]
+    dangling = {u for r in rows for u in r["text_unit_ids"] if u not in live}
+    unsourced = [r["id"] for r in rows if not r["text_unit_ids"]]
+    return dg.AssetCheckResult(
+        passed=not broken and not dangling and not unsourced,
+        metadata={
+            "relationships": len(rows),
+            "missing_endpoints": len(broken),
+            "missing_text_units": len(dangling),
+            "unsourced": len(unsourced),
+        },
+    )
+
+
+@dg.asset_check(
+    asset=FACTS, additional_deps=[CHUNK_VECTORS], description="Every fact is stated by a live chunk."
+)
+def facts_have_live_sources(graphunified: GraphUnifiedResource) -> dg.AssetCheckResult:
+    live = _live_chunk_ids(graphunified)
+    rows = read_table(graphunified.layout.table_path(FACTS)).select(["id", "chunk_ids"]).to_pylist()
+    bad = [r["id"] for r in rows if not r["chunk_ids"] or any(c not in live for c in r["chunk_ids"])]
+    return dg.AssetCheckResult(passed=not bad, metadata={"facts": len(rows), "unsourced": len(bad)})
+
+
+@dg.asset_check(
+    asset=COMMUNITIES,
+    description="The hierarchy is consistent: parents list their children, members exist, sizes match.",
+)
+def community_hierarchy_is_consistent(graphunified: GraphUnifiedResource) -> dg.AssetCheckResult:
+    layout = graphunified.layout
+    entity_ids = set(read_table(layout.table_path(ENTITIES)).column("id").to_pylist())
+    rows = {r["community"]: r for r in read_table(layout.table_path(COMMUNITIES)).to_pylist()}
+    problems = []
+    for number, row in rows.items():
+        parent = rows.get(row["parent"])
+        if row["parent"] != -1 and (parent is None or number not in parent["children"]):
+            problems.append(f"{number}: parent {row['parent']} does not list it")
+        if any(rows.get(child, {}).get("parent") != number for child in row["children"]):
+            problems.append(f"{number}: a child names another parent")
+        if row["size"] != len(row["entity_ids"]) or not set(row["entity_ids"]) <= entity_ids:
+            problems.append(f"{number}: members do not match the entities table")
+    return dg.AssetCheckResult(
+        passed=not problems, metadata={"communities": len(rows), "problems": _examples(problems)}
+    )
+
+
+@dg.asset_check(
+    asset=REPORT_VECTORS,
+    additional_deps=["graph_vectors", CHUNK_VECTORS],
+    description="Each vector index has one row per table row and all use one embedding model.",
+)
+def vector_indexes_match_tables(graphunified: GraphUnifiedResource) -> dg.AssetCheckResult:
+    layout = graphunified.layout
+    db = lancedb.connect(str(layout.lancedb))
+    sources = {**VECTOR_TABLES, COMMUNITY_REPORTS: REPORT_VECTORS}
+    counts: dict[str, str] = {}
+    models: set[str] = set()
+    mismatched = []
+    for table, index in sources.items():
+        rows = read_table(layout.table_path(table)).num_rows
+        vectors = db.open_table(index).to_arrow().select(["model"])
+        models |= set(vectors.column("model").to_pylist())
+        counts[index] = f"{vectors.num_rows} vectors / {rows} rows"
+        if vectors.num_rows != rows:
+            mismatched.append(index)
+    models |= set(db.open_table(CHUNK_VECTORS).to_arrow().select(["model"]).column("model").to_pylist())
+    return dg.AssetCheckResult(
+        passed=not mismatched and len(models) <= 1,
+        metadata={**counts, "models": ", ".join(sorted(models)), "mismatched": ", ".join(mismatched)},
+    )

@@ -1,0 +1,138 @@
+"""Strategy indexes built from the shared tables: BM25, the PPR graph matrix, report vectors.
+
+Each writes a manifest naming the upstream versions it was built from, so the query side can
+tell whether the indexes it loads belong together.
+"""
+
+import dagster as dg
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from graphunified_assets.assets.vector_index import CHUNK_VECTORS
+from graphunified_assets.partitions import after_documents_change
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.indexes.bm25 import BM25Index
+from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
+from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.parquet_store import read_table
+from graphunified_query.tables import COMMUNITY_REPORTS, ENTITIES, GRAPH_EDGES
+
+BM25_INDEX = "bm25_index"
+PPR_GRAPH = "ppr_graph"
+REPORT_VECTORS = "report_vectors"
+PPR_GRAPH_FILE = "ppr_graph.npz"
+
+
+def _chunk_rows(graphunified: GraphUnifiedResource) -> tuple[pa.Table, int]:
+    table = lancedb.connect(str(graphunified.layout.lancedb)).open_table(CHUNK_VECTORS)
+    return table.to_arrow().select(["id", "text"]), table.version
+
+
+@dg.asset(
+    group_name="indexes", kinds={"numpy"}, deps=[CHUNK_VECTORS], automation_condition=after_documents_change
+)
+def bm25_index(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
+    """bm25s over every live chunk (rank-bm25's k1/b from settings, Snowball stemming)."""
+    settings = graphunified.settings.graph
+    chunks, version = _chunk_rows(graphunified)
+    index = BM25Index.build(
+        chunks.column("id").to_pylist(),
+        chunks.column("text").to_pylist(),
+        k1=settings.bm25_k1,
+        b=settings.bm25_b,
+    )
+    folder = graphunified.layout.index_path("bm25")
+    index.save(folder)
+    manifest = write_manifest(
+        folder, {CHUNK_VECTORS: f"lance-v{version}"}, k1=settings.bm25_k1, b=settings.bm25_b
+    )
+    return dg.MaterializeResult(
+        metadata={"chunks": len(index.ids), "built_from": dg.MetadataValue.json(manifest["built_from"])}
+    )
+
+
+@dg.asset(
+    group_name="indexes",
+    kinds={"scipy"},
+    deps=["graph", CHUNK_VECTORS],
+    automation_condition=after_documents_change,
+)
+def ppr_graph(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
+    """The sparse entity–passage matrix HippoRAG's Personalized PageRank walks."""
+    layout = graphunified.layout
+    entity_ids = read_table(layout.table_path(ENTITIES)).column("id").to_pylist()
+    chunks, version = _chunk_rows(graphunified)
+    edges = read_table(layout.table_path(GRAPH_EDGES)).select(["source", "target", "weight"])
+    graph = PPRGraph.from_edges(
+        entity_ids,
+        chunks.column("id").to_pylist(),
+        list(zip(*(edges.column(c).to_pylist() for c in ("source", "target", "weight")), strict=True)),
+    )
+    path = layout.index_path(PPR_GRAPH_FILE)
+    graph.save(path)
+    manifest = write_manifest(
+        path,
+        {
+            GRAPH_EDGES: file_fingerprint(layout.table_path(GRAPH_EDGES)),
+            ENTITIES: file_fingerprint(layout.table_path(ENTITIES)),
+            CHUNK_VECTORS: f"lance-v{version}",
+        },
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "nodes": len(graph.node_ids),
+            "entities": graph.n_entities,
+            "edges": graph.n_edges,
+            "built_from": dg.MetadataValue.json(manifest["built_from"]),
+        }
+    )
+
+
+def report_text(row: dict) -> str:
+    """What a report is searched by: its title, summary and finding headlines."""
+    findings = "; ".join(f["summary"] for f in row["findings"])
+    return f"{row['title']}. {row['summary']} {findings}"
+
+
+@dg.asset(
+    group_name="indexes",
+    kinds={"lancedb"},
+    deps=[COMMUNITY_REPORTS],
+    automation_condition=after_documents_change,
+    pool="models",
+)
+def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
+    """Community report embeddings for global search (cached: unchanged reports cost nothing)."""
+    layout = graphunified.layout
+    reports = read_table(layout.table_path(COMMUNITY_REPORTS))
+    embedder = graphunified.embedder()
+    texts = [report_text(row) for row in reports.to_pylist()]
+    vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension), np.float32)
+    dimension = vectors.shape[1] if texts else embedder.dimension
+    table = pa.table(
+        {
+            "id": reports.column("id"),
+            "community": reports.column("community"),
+            "level": reports.column("level"),
+            "text": pa.array(texts, pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(vectors.astype(np.float32).ravel(), pa.float32()), dimension
+            ),
+            "model": pa.array([embedder.model_name] * len(texts), pa.string()),
+        }
+    )
+    lancedb.connect(str(layout.lancedb)).create_table(REPORT_VECTORS, data=table, mode="overwrite")
+    manifest = write_manifest(
+        layout.index_path(REPORT_VECTORS),
+        {COMMUNITY_REPORTS: file_fingerprint(layout.table_path(COMMUNITY_REPORTS))},
+        model=embedder.model_name,
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "rows": table.num_rows,
+            "model": embedder.model_name,
+            "texts_embedded": embedder.texts_embedded,
+            "built_from": dg.MetadataValue.json(manifest["built_from"]),
+        }
+    )

@@ -1,0 +1,1 @@
+"""Graph construction, communities and community reports (plain logic, no Dagster)."""

@@ -1,0 +1,143 @@
+"""All community reports of a run, regenerating only communities whose content hash changed.
+
+A report is reused when the previous run wrote one for the same content hash with the same
+generator; everything else is generated (in parallel for Claude). A community whose Claude report
+fails gets the extractive report, marked so the next run tries Claude again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from graphunified_assets.lib.reports.context import CommunityContext, community_context
+from graphunified_assets.lib.reports.model import Report
+from graphunified_query.tables import COMMUNITY_REPORTS_SCHEMA
+
+FALLBACK_SUFFIX = "+fallback"
+
+
+class Reporter(Protocol):
+    name: str
+
+    def __call__(self, context: CommunityContext, size: int) -> Report: ...
+
+
+@dataclass
+class ReportBuild:
+    table: pa.Table
+    generated: int = 0
+    reused: int = 0
+    failures: list[str] = field(default_factory=list)  # "Community N: reason"
+
+
+def build_reports(
+    communities: pa.Table,
+    *,
+    entities: pa.Table,
+    relationships: pa.Table,
+    reporter: Reporter,
+    fallback: Reporter,
+    previous: pa.Table | None = None,
+    chunk_text: Callable[[str], str | None] = lambda _: None,
+    concurrency: int = 1,
+    max_context_chars: int = 24_000,
+) -> ReportBuild:
+    entity_rows = {row["id"]: row for row in entities.to_pylist()}
+    relationship_rows = {row["id"]: row for row in relationships.to_pylist()}
+    reusable = _reusable(previous, reporter.name)
+    rows = communities.to_pylist()
+    build = ReportBuild(table=pa.Table.from_pylist([], schema=COMMUNITY_REPORTS_SCHEMA))
+    todo = [row for row in rows if row["content_hash"] not in reusable]
+    build.reused = len(rows) - len(todo)
+
+    def generate(row: dict[str, Any]) -> tuple[Report, str]:
+        context = community_context(
+            row["entity_ids"],
+            row["relationship_ids"],
+            entities=entity_rows,
+            relationships=relationship_rows,
+            sentences_of=_source_sentences(row["entity_ids"], entity_rows, chunk_text),
+            max_chars=max_context_chars,
+        )
+        try:
+            return reporter(context, row["size"]), reporter.name
+        except Exception as error:
+            build.failures.append(f"{row['title']}: {error}")
+            return fallback(context, row["size"]), fallback.name + FALLBACK_SUFFIX
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        generated = dict(zip((r["content_hash"] for r in todo), pool.map(generate, todo), strict=True))
+    build.generated = len(todo)
+    out = []
+    for row in rows:
+        if row["content_hash"] in generated:
+            report, generator = generated[row["content_hash"]]
+            out.append(_report_row(row, report, generator))
+        else:
+            out.append({**reusable[row["content_hash"]], **_placement(row)})
+    build.table = pa.Table.from_pylist(out, schema=COMMUNITY_REPORTS_SCHEMA)
+    return build
+
+
+def _reusable(previous: pa.Table | None, generator: str) -> dict[str, dict[str, Any]]:
+    if previous is None:
+        return {}
+    return {row["content_hash"]: row for row in previous.to_pylist() if row["generator"] == generator}
+
+
+def _placement(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Where a community sits in this run's hierarchy (numbers may shift between runs)."""
+    return {
+        "human_readable_id": row["community"],
+        "community": row["community"],
+        "level": row["level"],
+        "parent": row["parent"],
+        "children": row["children"],
+        "period": row["period"],
+        "size": row["size"],
+    }
+
+
+def _report_row(row: Mapping[str, Any], report: Report, generator: str) -> dict[str, Any]:
+    content = report.markdown()
+    return {
+        "id": hashlib.sha512(content.encode("utf-8")).hexdigest(),  # GraphRAG: SHA-512 of full_content
+        "title": report.title,
+        "summary": report.summary,
+        "full_content": content,
+        "rank": float(report.rating),
+        "rating_explanation": report.rating_explanation,
+        "findings": [f.model_dump() for f in report.findings],
+        "full_content_json": report.as_json(),
+        "content_hash": row["content_hash"],
+        "generator": generator,
+        **_placement(row),
+    }
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _source_sentences(
+    entity_ids: Sequence[str],
+    entities: Mapping[str, Mapping[str, Any]],
+    chunk_text: Callable[[str], str | None],
+) -> dict[str, list[str]]:
+    """For the five most central members, the first sentence of their first chunk that names them."""
+    central = sorted((entities[e] for e in entity_ids if e in entities), key=lambda e: -e["degree"])[:5]
+    found: dict[str, list[str]] = {}
+    for entity in central:
+        for chunk_id in entity["text_unit_ids"][:3]:
+            text = chunk_text(chunk_id) or ""
+            sentence = next((s for s in _SENTENCE.split(text) if entity["title"] in s), None)
+            if sentence:
+                found[entity["id"]] = [" ".join(sentence.split())[:400]]
+                break
+    return found

@@ -1,0 +1,48 @@
+"""Which upstream versions an index was built from, so a reader can tell a stale index.
+
+A fingerprint is cheap and changes whenever a table is rewritten: a Parquet file's size and
+modification time, or a LanceDB table's version number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+MANIFEST_SUFFIX = ".manifest.json"
+
+
+def file_fingerprint(path: Path) -> str:
+    """Size and mtime of a file (or of every file below a folder), hashed; "missing" when absent."""
+    if not path.exists():
+        return "missing"
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for file in files:
+        stat = file.stat()
+        digest.update(f"{file.relative_to(path.parent)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def write_manifest(index: Path, built_from: dict[str, str], **details: Any) -> dict[str, Any]:
+    manifest = {"built_at": datetime.now(UTC).isoformat(timespec="seconds"), "built_from": built_from}
+    manifest.update(details)
+    path = manifest_path(index)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(path.name + ".tmp")
+    staging.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(staging, path)
+    return manifest
+
+
+def read_manifest(index: Path) -> dict[str, Any] | None:
+    path = manifest_path(index)
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def manifest_path(index: Path) -> Path:
+    return index.with_name(index.name + MANIFEST_SUFFIX)

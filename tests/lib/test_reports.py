@@ -1,0 +1,284 @@
+"""Community reports: extractive offline, Claude with repair, and reuse by content hash."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from graphunified_assets.lib.reports.build import FALLBACK_SUFFIX, build_reports
+from graphunified_assets.lib.reports.claude_reporter import ClaudeReporter, ReportError
+from graphunified_assets.lib.reports.context import community_context
+from graphunified_assets.lib.reports.extractive import ExtractiveReporter
+from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.settings import LLMSettings, Settings
+from graphunified_query.tables import (
+    COMMUNITIES_SCHEMA,
+    COMMUNITY_REPORTS_SCHEMA,
+    ENTITIES_SCHEMA,
+    RELATIONSHIPS_SCHEMA,
+)
+from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
+
+GOOD = {
+    "title": "Hale Mill and the Hale family",
+    "summary": "Thomas Hale founded the Hale Mill in 1862.",
+    "rating": 7.5,
+    "rating_explanation": "The mill recurs across the corpus.",
+    "findings": [{"summary": "Founding", "explanation": "Thomas Hale founded the mill in 1862."}],
+}
+
+ENTITIES = pa.Table.from_pylist(
+    [
+        {
+            "id": "e1",
+            "human_readable_id": 1,
+            "title": "Hale Mill",
+            "type": "ORGANIZATION",
+            "description": "A wool mill in Millbrook.",
+            "text_unit_ids": ["c1"],
+            "frequency": 1,
+            "degree": 2,
+            "merged_from": [],
+        },
+        {
+            "id": "e2",
+            "human_readable_id": 2,
+            "title": "Thomas Hale",
+            "type": "PERSON",
+            "description": "Founder of the Hale Mill.",
+            "text_unit_ids": ["c1"],
+            "frequency": 1,
+            "degree": 1,
+            "merged_from": [],
+        },
+        {
+            "id": "e3",
+            "human_readable_id": 3,
+            "title": "1862",
+            "type": "DATE",
+            "description": "",
+            "text_unit_ids": ["c1"],
+            "frequency": 1,
+            "degree": 1,
+            "merged_from": [],
+        },
+        {
+            "id": "e4",
+            "human_readable_id": 4,
+            "title": "Kestrel Dam",
+            "type": "LOCATION",
+            "description": "A dam above Eastfold.",
+            "text_unit_ids": ["c2"],
+            "frequency": 1,
+            "degree": 1,
+            "merged_from": [],
+        },
+        {
+            "id": "e5",
+            "human_readable_id": 5,
+            "title": "Arthur Penrose",
+            "type": "PERSON",
+            "description": "Engineer of the Kestrel Dam.",
+            "text_unit_ids": ["c2"],
+            "frequency": 1,
+            "degree": 1,
+            "merged_from": [],
+        },
+    ],
+    schema=ENTITIES_SCHEMA,
+)
+
+
+def _relationship(rid: str, source: str, target: str, description: str) -> dict[str, Any]:
+    titles = {r["id"]: r["title"] for r in ENTITIES.to_pylist()}
+    return {
+        "id": rid,
+        "human_readable_id": 0,
+        "source": titles[source],
+        "target": titles[target],
+        "description": description,
+        "weight": 1.0,
+        "combined_degree": 3,
+        "text_unit_ids": ["c1"],
+        "source_id": source,
+        "target_id": target,
+        "type": "RELATED",
+    }
+
+
+RELATIONSHIPS = pa.Table.from_pylist(
+    [
+        _relationship("r1", "e2", "e1", "Thomas Hale founded the Hale Mill."),
+        _relationship("r2", "e1", "e3", "The mill opened in 1862."),
+        _relationship("r3", "e5", "e4", "Arthur Penrose designed the Kestrel Dam."),
+    ],
+    schema=RELATIONSHIPS_SCHEMA,
+)
+
+
+def _communities(mill_description_hash: str = "h-mill") -> pa.Table:
+    base = {"human_readable_id": 0, "parent": -1, "children": [], "text_unit_ids": [], "period": "2026-11-23"}
+    return pa.Table.from_pylist(
+        [
+            {
+                **base,
+                "id": "k0",
+                "community": 0,
+                "level": 0,
+                "title": "Community 0",
+                "size": 3,
+                "entity_ids": ["e1", "e2", "e3"],
+                "relationship_ids": ["r1", "r2"],
+                "content_hash": mill_description_hash,
+            },
+            {
+                **base,
+                "id": "k1",
+                "community": 1,
+                "level": 0,
+                "title": "Community 1",
+                "size": 2,
+                "entity_ids": ["e4", "e5"],
+                "relationship_ids": ["r3"],
+                "content_hash": "h-dam",
+            },
+        ],
+        schema=COMMUNITIES_SCHEMA,
+    )
+
+
+CHUNKS = {"c1": "Mills were common. The Hale Mill was founded in 1862 by Thomas Hale.", "c2": "Dams too."}
+
+
+@pytest.fixture
+def claude() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer(lambda _: tool_use("community_report", GOOD)) as server:
+        yield server
+
+
+def _client(server: FakeAnthropicServer) -> ClaudeClient:
+    settings = LLMSettings(base_url=server.base_url, max_retries=1, requests_per_minute=10_000)
+    return ClaudeClient(settings, Settings().prices, api_key="test-key", base_delay=0.001)
+
+
+def test_extractive_report_names_central_entities_and_source_sentences() -> None:
+    context = community_context(
+        ["e1", "e2", "e3"],
+        ["r1", "r2"],
+        entities={r["id"]: r for r in ENTITIES.to_pylist()},
+        relationships={r["id"]: r for r in RELATIONSHIPS.to_pylist()},
+        sentences_of={"e1": ["The Hale Mill was founded in 1862 by Thomas Hale."]},
+    )
+    report = ExtractiveReporter(largest_community=3)(context, 3)
+    assert report.title == "Hale Mill and Thomas Hale"  # most central first; the date names nothing
+    assert "wool mill" in report.summary
+    assert any(f.summary == "Thomas Hale — Hale Mill" for f in report.findings)
+    assert report.rating == 10.0
+    assert report.markdown().startswith("# Hale Mill and Thomas Hale\n")
+
+
+def test_claude_report_is_validated_and_sent_with_a_cached_prompt(claude: FakeAnthropicServer) -> None:
+    build = build_reports(
+        _communities(),
+        entities=ENTITIES,
+        relationships=RELATIONSHIPS,
+        reporter=ClaudeReporter(_client(claude)),
+        fallback=ExtractiveReporter(largest_community=3),
+        chunk_text=CHUNKS.get,
+    )
+    assert build.generated == 2 and build.failures == []
+    rows = build.table.to_pylist()
+    assert build.table.schema == COMMUNITY_REPORTS_SCHEMA
+    assert rows[0]["title"] == GOOD["title"] and rows[0]["rank"] == 7.5
+    assert rows[0]["findings"] == [
+        {"explanation": "Thomas Hale founded the mill in 1862.", "summary": "Founding"}
+    ]
+    assert rows[0]["generator"] == "claude:claude-sonnet-4-5" and len(rows[0]["id"]) == 128
+    body = next(b for b in claude.bodies if "Hale Mill" in b["messages"][0]["content"])
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert body["tool_choice"] == {"type": "tool", "name": "community_report"}
+    assert "Thomas Hale,PERSON,Founder of the Hale Mill." in body["messages"][0]["content"]
+    assert "The Hale Mill was founded in 1862 by Thomas Hale." in body["messages"][0]["content"]
+
+
+def test_malformed_report_is_repaired_with_the_validation_error() -> None:
+    malformed = {"title": "Hale Mill", "summary": "About the mill.", "rating": "very high", "findings": []}
+    with FakeAnthropicServer() as server:
+        server.enqueue(tool_use("community_report", malformed))
+        server.enqueue(tool_use("community_report", GOOD))
+        context = community_context(["e1"], [], entities={"e1": ENTITIES.to_pylist()[0]}, relationships={})
+        report = ClaudeReporter(_client(server))(context, 1)
+        assert report.title == GOOD["title"]
+        repair = server.bodies[1]["messages"]
+        assert repair[1]["role"] == "assistant"
+        result = repair[2]["content"][0]
+        assert result["type"] == "tool_result" and result["is_error"] is True
+        assert "rating" in result["content"] and "findings" in result["content"]
+
+
+def test_a_report_still_invalid_after_the_repair_is_an_error() -> None:
+    with FakeAnthropicServer() as server:
+        server.enqueue(text("I cannot help with that."))
+        server.enqueue(text("Still no tool call."))
+        with pytest.raises(ReportError, match="no community_report tool call"):
+            ClaudeReporter(_client(server))(community_context([], [], entities={}, relationships={}), 0)
+        assert len(server.requests) == 2
+
+
+def test_unchanged_communities_reuse_their_reports(claude: FakeAnthropicServer) -> None:
+    reporter = ClaudeReporter(_client(claude))
+    fallback = ExtractiveReporter(largest_community=3)
+    common = {
+        "entities": ENTITIES,
+        "relationships": RELATIONSHIPS,
+        "reporter": reporter,
+        "fallback": fallback,
+    }
+    first = build_reports(_communities(), **common)
+    assert len(claude.requests) == 2
+    again = build_reports(_communities(), previous=first.table, **common)
+    assert (again.generated, again.reused, len(claude.requests)) == (0, 2, 2)
+    assert again.table.equals(first.table)
+    changed = build_reports(_communities("h-mill-2"), previous=first.table, **common)
+    assert (changed.generated, changed.reused, len(claude.requests)) == (1, 1, 3)
+    # Another generator's reports are not reused: switching to Claude regenerates extractive ones.
+    offline = build_reports(_communities(), **{**common, "reporter": fallback})
+    switched = build_reports(_communities(), previous=offline.table, **common)
+    assert switched.reused == 0
+
+
+def test_a_failing_report_falls_back_without_losing_the_others() -> None:
+    def responder(body: dict[str, Any]) -> Any:
+        if "Kestrel" in body["messages"][0]["content"]:
+            return text("no tool call")
+        return tool_use("community_report", GOOD)
+
+    with FakeAnthropicServer(responder) as server:
+        fallback = ExtractiveReporter(largest_community=3)
+        build = build_reports(
+            _communities(),
+            entities=ENTITIES,
+            relationships=RELATIONSHIPS,
+            reporter=ClaudeReporter(_client(server)),
+            fallback=fallback,
+            concurrency=2,
+        )
+    rows = {r["community"]: r for r in build.table.to_pylist()}
+    assert rows[0]["title"] == GOOD["title"]
+    assert rows[1]["generator"] == "extractive" + FALLBACK_SUFFIX and "Kestrel Dam" in rows[1]["title"]
+    assert len(build.failures) == 1 and "Community 1" in build.failures[0]
+    # The next run tries Claude again for the fallback only; the good report is reused.
+    with FakeAnthropicServer(lambda _: tool_use("community_report", GOOD)) as server:
+        again = build_reports(
+            _communities(),
+            entities=ENTITIES,
+            relationships=RELATIONSHIPS,
+            reporter=ClaudeReporter(_client(server)),
+            fallback=fallback,
+            previous=build.table,
+        )
+        assert (again.generated, again.reused, len(server.requests)) == (1, 1, 1)
+    assert {r["generator"] for r in again.table.to_pylist()} == {"claude:claude-sonnet-4-5"}

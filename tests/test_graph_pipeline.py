@@ -1,0 +1,168 @@
+"""The graph stage through Dagster: reports follow their communities, deletion leaves no orphans."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from graphunified_assets.indexing import index
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.indexes.bm25 import BM25Index
+from graphunified_query.indexes.manifest import read_manifest
+from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.layout import HomeLayout
+from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
+from tests.fakes.voyage_server import FakeVoyageServer
+
+# Which names each fake extraction finds, and which of them it relates pairwise.
+NAMES = {
+    "Thomas Hale": "PERSON",
+    "Hale Mill": "ORGANIZATION",
+    "River Harrow": "LOCATION",
+    "Eastfold": "LOCATION",
+    "Ada Whitlock": "PERSON",
+    "Whitlock Observatory": "ORGANIZATION",
+    "Castle Hill": "LOCATION",
+}
+
+
+def _extraction(chunk: str) -> dict[str, Any]:
+    names = [n for n in NAMES if n in chunk]
+    return {
+        "entities": [
+            {"name": n, "type": NAMES[n], "description": f"{n} appears in the text."} for n in names
+        ],
+        "relationships": [
+            {
+                "source": a,
+                "target": b,
+                "type": "RELATED",
+                "description": f"{a} relates to {b}.",
+                "strength": 1,
+            }
+            for i, a in enumerate(names)
+            for b in names[i + 1 :]
+        ],
+        "facts": [],
+    }
+
+
+def _report(context: str) -> dict[str, Any]:
+    first = next(line.split(",")[1] for line in context.splitlines()[2:] if line[:1].isdigit())
+    return {
+        "title": f"About {first}",
+        "summary": f"A community around {first}.",
+        "rating": 5,
+        "rating_explanation": "Fixture.",
+        "findings": [{"summary": first, "explanation": "From the fixture."}],
+    }
+
+
+def _respond(body: dict[str, Any]) -> Any:
+    tool = body["tools"][0]["name"]
+    content = body["messages"][0]["content"]
+    if tool == "community_report":
+        return tool_use(tool, _report(content))
+    return tool_use(tool, _extraction(content))
+
+
+@pytest.fixture
+def servers(home: Path) -> Iterator[tuple[FakeAnthropicServer, FakeVoyageServer]]:
+    with FakeAnthropicServer(_respond) as claude, FakeVoyageServer() as voyage:
+        (home / "settings.yaml").write_text(
+            f"embedding:\n  provider: voyage\n  voyage_base_url: {voyage.base_url}\n"
+            f"llm:\n  base_url: {claude.base_url}\n  max_gleanings: 0\n"
+        )
+        yield claude, voyage
+
+
+def _resource(home: Path, input_dir: Path) -> GraphUnifiedResource:
+    return GraphUnifiedResource(
+        home=str(home), input_dir=str(input_dir), voyage_api_key="test-key", anthropic_api_key="test-key"
+    )
+
+
+def _report_calls(claude: FakeAnthropicServer) -> list[str]:
+    return [b["messages"][0]["content"] for b in claude.bodies if b["tools"][0]["name"] == "community_report"]
+
+
+def test_adding_a_document_regenerates_only_the_reports_it_touched(
+    home: Path, input_dir: Path, servers: tuple[FakeAnthropicServer, FakeVoyageServer]
+) -> None:
+    claude, _ = servers
+    resource = _resource(home, input_dir)
+    index(resource, echo=lambda _: None)
+    layout = HomeLayout.at(home)
+    first = pq.read_table(layout.table_path("community_reports")).to_pylist()
+    assert first and len(_report_calls(claude)) == len(first)
+    assert all(r["generator"] == "claude:claude-sonnet-4-5" for r in first)
+
+    (input_dir / "observatory.md").write_text(
+        "# Whitlock Observatory\n\nAda Whitlock founded the Whitlock Observatory on Castle Hill.\n"
+    )
+    before = len(_report_calls(claude))
+    index(resource, echo=lambda _: None)
+    new_calls = _report_calls(claude)[before:]
+    assert len(new_calls) == 1 and "Ada Whitlock" in new_calls[0]  # only the new community's report
+    second = pq.read_table(layout.table_path("community_reports")).to_pylist()
+    assert len(second) == len(first) + 1
+    assert {r["content_hash"] for r in first} <= {r["content_hash"] for r in second}
+
+
+def test_deleting_a_document_leaves_no_orphans_and_the_checks_pass(
+    home: Path, input_dir: Path, servers: tuple[FakeAnthropicServer, FakeVoyageServer]
+) -> None:
+    resource = _resource(home, input_dir)
+    (input_dir / "observatory.md").write_text(
+        "# Whitlock Observatory\n\nAda Whitlock founded the Whitlock Observatory on Castle Hill.\n"
+    )
+    index(resource, echo=lambda _: None)
+    layout = HomeLayout.at(home)
+    titles = set(pq.read_table(layout.table_path("entities")).column("title").to_pylist())
+    assert {"Ada Whitlock", "Castle Hill"} <= titles
+    (input_dir / "observatory.md").unlink()
+    index(resource, echo=lambda _: None)
+
+    entities = pq.read_table(layout.table_path("entities")).to_pylist()
+    assert not {"Ada Whitlock", "Whitlock Observatory", "Castle Hill"} & {e["title"] for e in entities}
+    chunk_ids = set(BM25Index.load(layout.index_path("bm25")).ids)
+    assert all(set(e["text_unit_ids"]) <= chunk_ids for e in entities)
+    entity_ids = {e["id"] for e in entities}
+    for community in pq.read_table(layout.table_path("communities")).to_pylist():
+        assert set(community["entity_ids"]) <= entity_ids
+    reports = pq.read_table(layout.table_path("community_reports")).to_pylist()
+    assert not any("Whitlock" in r["title"] for r in reports)
+    graph = PPRGraph.load(layout.index_path("ppr_graph.npz"))
+    assert set(graph.node_ids) == entity_ids | chunk_ids
+    manifest = read_manifest(layout.index_path("ppr_graph.npz"))
+    assert manifest is not None and set(manifest["built_from"]) == {
+        "graph_edges",
+        "entities",
+        "chunk_vectors",
+    }
+
+    instance = dg.DagsterInstance.get()
+    evaluated = 0
+    for asset in ("entities", "relationships", "facts", "communities", "report_vectors"):
+        for record in instance.event_log_storage.get_latest_asset_check_execution_by_key(
+            [dg.AssetCheckKey(dg.AssetKey(asset), name) for name in _check_names(asset)]
+        ).values():
+            evaluation = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+            assert evaluation.passed, f"{asset}: {evaluation.check_name} failed: {evaluation.metadata}"
+            evaluated += 1
+    assert evaluated == 5
+
+
+def _check_names(asset: str) -> list[str]:
+    return {
+        "entities": ["entities_have_live_sources"],
+        "relationships": ["relationships_are_anchored"],
+        "facts": ["facts_have_live_sources"],
+        "communities": ["community_hierarchy_is_consistent"],
+        "report_vectors": ["vector_indexes_match_tables"],
+    }[asset]
