@@ -33,7 +33,7 @@ class RetrievalResult:
     chunk_ids: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()  # entity titles the context is about or mentions
     relationships: tuple[str, ...] = ()  # "SOURCE -> TARGET" labels
-    metadata: Mapping[str, Any] = field(default=_EMPTY)
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -61,7 +61,7 @@ class Retrieval:
     usage: Usage = field(default_factory=Usage)
     llm_calls: int = 0
     cost_usd: float = 0.0
-    metadata: Mapping[str, Any] = field(default=_EMPTY)  # e.g. router reason, fallbacks taken
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)  # e.g. router reason, fallbacks taken
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,5 @@
+import sys
+
+from graphunified_query.cli import main
+
+sys.exit(main())

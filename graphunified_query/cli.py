@@ -1,0 +1,100 @@
+"""`python -m graphunified_query ask|compare`: questions from a terminal, answers with sources."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from graphunified_query.settings import SettingsError
+from graphunified_query.snapshot import IndexNotBuilt
+
+STRATEGY_CHOICES = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag", "auto")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m graphunified_query", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    ask = commands.add_parser("ask", help="answer a question with one strategy (default: routed)")
+    ask.add_argument("question")
+    ask.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)
+    _common(ask)
+    ask.add_argument("--retrieve-only", action="store_true", help="print the contexts, generate nothing")
+    compare = commands.add_parser("compare", help="run all six strategies on one question, side by side")
+    compare.add_argument("question")
+    _common(compare)
+    args = parser.parse_args(argv)
+    try:
+        params = _params(args.param)
+        from graphunified_query.engine import QueryEngine  # loads numpy, spaCy lazily: after parsing
+
+        engine = QueryEngine.open(args.home)
+        if args.command == "ask":
+            response = engine.ask(
+                args.question, args.strategy, args.top_k, retrieve_only=args.retrieve_only, **params
+            )
+            print(json.dumps(response.as_dict(), indent=2) if args.json else _human(response))
+            return 0
+        responses = [engine.ask(args.question, s, args.top_k, **params) for s in engine.strategies]
+        if args.json:
+            print(json.dumps({r.strategy: r.as_dict() for r in responses}, indent=2))
+        else:
+            print("\n\n".join(f"=== {r.strategy} ===\n{_human(r)}" for r in responses))
+        return 0
+    except (IndexNotBuilt, SettingsError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _common(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--top-k", type=int, default=None, help="contexts to retrieve (default: settings)")
+    command.add_argument(
+        "--home", default="data", help="data home built by `python -m graphunified_assets index`"
+    )
+    command.add_argument("--json", action="store_true", help="print one JSON object")
+    command.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="strategy parameter, e.g. --param mode=local --param max_hops=1 (repeatable)",
+    )
+
+
+def _params(pairs: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param {pair!r} must look like KEY=VALUE")
+        params[key] = json.loads(raw) if raw[:1] in "-0123456789[{tfn" and _is_json(raw) else raw
+    return params
+
+
+def _is_json(raw: str) -> bool:
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _human(response: Any) -> str:
+    meta = response.metadata
+    lines = []
+    if response.answer is not None:
+        lines += [response.answer, ""]
+    why = f" — {meta['router_reason']}" if meta.get("router_reason") else ""
+    lines.append(f"strategy: {response.strategy}{why}")
+    lines.append(
+        f"{meta['latency_ms']:.0f} ms (retrieval {meta['retrieval_latency_ms']:.0f} ms), "
+        f"{meta['llm_calls']} LLM calls, ${meta['cost_usd']:.4f}"
+    )
+    lines.append("")
+    lines.append("Sources:")
+    for n, context in enumerate(response.contexts, start=1):
+        snippet = " ".join(context.text.split())[:160]
+        lines.append(f"[{n}] {context.source} ({context.kind}, score {context.score:.3f})\n    {snippet}")
+    return "\n".join(lines)

@@ -1,0 +1,178 @@
+"""The query engine: one loaded index, every strategy, the router and the answer generator.
+
+`QueryEngine.open(home)` loads the snapshot once; `ask` routes (unless a strategy is given),
+retrieves, generates and reports what the query cost and how long each part took.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphunified_query.generation import ClaudeGenerator, ExtractiveGenerator, Generator
+from graphunified_query.layout import HomeLayout
+from graphunified_query.providers.cost import Usage
+from graphunified_query.providers.embedding import Embedder, check_same_model, make_embedder
+from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
+from graphunified_query.retrieval import REGISTRY, Retriever, RetrieverContext
+from graphunified_query.router import Router
+from graphunified_query.settings import Settings, load_settings
+from graphunified_query.snapshot import Snapshot, load_snapshot
+
+# Importing the modules registers their strategies.
+from graphunified_query.retrieval import (  # noqa: F401  isort: skip
+    graphrag_global,
+    graphrag_local,
+    hipporag,
+    hybrid,
+    lightrag,
+    naive,
+)
+
+AUTO = "auto"
+STRATEGIES = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
+
+
+class UnknownStrategy(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class QueryResponse:
+    question: str
+    strategy: str
+    answer: str | None  # None with retrieve_only
+    contexts: tuple[RetrievalResult, ...]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "strategy": self.strategy,
+            "contexts": [c.as_dict() for c in self.contexts],
+            "metadata": dict(self.metadata),
+        }
+
+
+class QueryEngine:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        settings: Settings,
+        embedder: Embedder,
+        *,
+        generator: Generator | None = None,
+        llm: Any = None,
+        router: Router | None = None,
+    ) -> None:
+        check_same_model(snapshot.model, embedder.model_name)
+        self.snapshot = snapshot
+        self.settings = settings
+        self.embedder = embedder
+        self.llm = llm
+        # One decision for the whole query path: with a Claude client, Claude maps and answers.
+        self.generator = generator or (
+            ClaudeGenerator(llm, settings.query)
+            if llm is not None
+            else ExtractiveGenerator(embedder, settings.query)
+        )
+        self.router = router or Router()
+        self._context = RetrieverContext(snapshot, embedder, settings, llm)
+        self._retrievers: dict[str, Retriever] = {}
+
+    @classmethod
+    def open(
+        cls, home: str | os.PathLike[str] = "data", *, environ: Mapping[str, str] = os.environ
+    ) -> QueryEngine:
+        layout = HomeLayout.at(home)
+        settings = load_settings(layout.home, environ=environ)
+        snapshot = load_snapshot(layout.home)
+        embedder = make_embedder(settings.embedding, environ)
+        return cls(snapshot, settings, embedder, llm=_claude(settings, layout, environ))
+
+    @property
+    def strategies(self) -> tuple[str, ...]:
+        return tuple(name for name in STRATEGIES if name in REGISTRY) + tuple(
+            sorted(set(REGISTRY) - set(STRATEGIES))
+        )
+
+    def retriever(self, name: str) -> Retriever:
+        if name not in REGISTRY:
+            raise UnknownStrategy(
+                f"Unknown strategy {name!r}; choose one of: {', '.join(self.strategies)}, auto."
+            )
+        if name not in self._retrievers:
+            self._retrievers[name] = REGISTRY[name](self._context)
+        return self._retrievers[name]
+
+    def retrieve(
+        self, question: str, strategy: str = AUTO, top_k: int | None = None, **params: Any
+    ) -> tuple[Retrieval, dict[str, Any]]:
+        """The retrieval and the routing metadata (strategy, reason) that produced it."""
+        routing: dict[str, Any] = {}
+        if strategy == AUTO:
+            decision = self.router.route(question, self.strategies)
+            strategy = decision.strategy
+            routing = {"router_reason": decision.reason, "router_features": decision.features}
+        retrieval = self.retriever(strategy).retrieve(question, top_k or self.settings.query.top_k, **params)
+        return retrieval, {"strategy": strategy, **routing}
+
+    def ask(
+        self,
+        question: str,
+        strategy: str = AUTO,
+        top_k: int | None = None,
+        *,
+        retrieve_only: bool = False,
+        **params: Any,
+    ) -> QueryResponse:
+        started = time.perf_counter()
+        retrieval, routing = self.retrieve(question, strategy, top_k, **params)
+        retrieved = time.perf_counter()
+        answer: GeneratedAnswer | None = None
+        if not retrieve_only:
+            answer = self.generator.generate(question, retrieval.results)
+        finished = time.perf_counter()
+        usage = retrieval.usage + (answer.usage if answer else Usage())
+        metadata = {
+            **routing,
+            "requested_strategy": strategy,
+            "latency_ms": round((finished - started) * 1000, 2),
+            "retrieval_latency_ms": round((retrieved - started) * 1000, 2),
+            "generation_latency_ms": round((finished - retrieved) * 1000, 2),
+            "tokens_used": usage.input_tokens
+            + usage.output_tokens
+            + usage.cache_read_tokens
+            + usage.cache_write_tokens,
+            "cost_usd": round(retrieval.cost_usd + (answer.cost_usd if answer else 0.0), 6),
+            "llm_calls": retrieval.llm_calls + (answer.llm_calls if answer else 0),
+            "context_count": len(retrieval.results),
+            "supported": answer.supported if answer else None,
+            **{f"retrieval_{k}": v for k, v in retrieval.metadata.items()},
+        }
+        return QueryResponse(
+            question=question,
+            strategy=routing["strategy"],
+            answer=answer.text if answer else None,
+            contexts=answer.contexts if answer else retrieval.results,
+            metadata=metadata,
+        )
+
+
+def _claude(settings: Settings, layout: HomeLayout, environ: Mapping[str, str]) -> Any:
+    """A Claude client when the settings and environment ask for one; None means offline."""
+    key = environ.get("ANTHROPIC_API_KEY", "").strip()
+    provider = settings.llm.provider
+    if provider == "offline" or (provider == "auto" and not key):
+        return None
+    from graphunified_query.providers.claude import ClaudeClient
+    from graphunified_query.providers.llm_cache import LLMCache
+
+    return ClaudeClient(settings.llm, settings.prices, api_key=key or None, cache=LLMCache(layout.llm_cache))
+
+
+def _total_tokens(usage: Usage) -> int:
+    return usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens

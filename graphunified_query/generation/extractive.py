@@ -1,0 +1,150 @@
+"""The offline answer: the contexts' sentences that best answer the question, quoted with citations.
+
+Each sentence is scored by cosine similarity to the question, plus a small bonus for sharing the
+question's content words and for coming from a higher-ranked context. Up to three are picked by
+maximal marginal relevance, so the answer does not repeat itself. No LLM is called.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphunified_query.generation.packing import TokenCounter, pack_contexts
+from graphunified_query.generation.prompt import DONT_KNOW, citation
+from graphunified_query.providers.embedding import Embedder
+from graphunified_query.providers.tokenizer import count_tokens
+from graphunified_query.results import GeneratedAnswer, RetrievalResult
+from graphunified_query.settings import QuerySettings
+
+# all-MiniLM-L6-v2 puts a question and an off-topic sentence at cosine 0.0 ± 0.08, and a sentence
+# that answers it at 0.5-0.9; 0.35 is over four spreads above chance. Other models: recalibrate.
+MIN_SIMILARITY = 0.35
+LEXICAL_WEIGHT = 0.1  # times the share of the question's content words the sentence contains
+RANK_WEIGHT = 0.05  # times 1 / (1 + context rank): breaks near-ties in the retriever's favour
+MMR_LAMBDA = 0.7  # relevance against novelty when adding a second or third sentence
+MAX_SENTENCES = 3
+KEEP_WITHIN = 0.15  # extra sentences must score within this of the best one
+REDUNDANT_ABOVE = 0.85  # cosine to an already chosen sentence that makes a sentence a repeat
+MIN_WORDS = 3  # shorter pieces are fragments, not answers
+HEADING_WORDS = 6  # a line this short without end punctuation is a heading or a list label
+
+_SPLIT = re.compile(r"(?<=[.!?])[\"”’)\]]*\s+(?=[\"“‘(\[]?[A-Z0-9])|\n+")
+_ABBREVIATION = re.compile(r"(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Ltd|Co|vs|etc|e\.g|i\.e|No))\.$")
+_MARKUP = re.compile(r"^\s*(?:#+|[-*•>]|\d+[.)])\s+")
+_WORD = re.compile(r"[a-z0-9]+")
+# Markdown that reads badly when quoted: [text](target) links and **bold**/__bold__ emphasis.
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+# A single line break inside a paragraph is wrapping, not a boundary (unless a heading or item follows).
+_WRAP = re.compile(r"[ \t]*\n(?![ \t]*(?:\n|#|[-*•>][ \t]|\d+[.)][ \t]))[ \t]*")
+# Sentences opening with these lean on the one before; it is quoted with them.
+_ANAPHORA = {"he", "she", "it", "they", "this", "these", "that", "those", "his", "her", "its", "their"}
+_STOPWORD_TEXT = (
+    "a an and are as at be by did do does for from had has have how i in is it its of on or the to was "
+    "were what when where which who whom whose why with about tell me describe there that this"
+)
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    text: str
+    context: int  # index into the packed contexts, i.e. its rank
+    previous: str | None  # the sentence before it in the same context
+
+
+class ExtractiveGenerator:
+    def __init__(
+        self,
+        embedder: Embedder,
+        settings: QuerySettings,
+        *,
+        count: TokenCounter = count_tokens,
+        min_similarity: float = MIN_SIMILARITY,
+    ) -> None:
+        self.embedder = embedder
+        self.settings = settings
+        self.count = count
+        self.min_similarity = min_similarity
+
+    def generate(self, question: str, results: Sequence[RetrievalResult]) -> GeneratedAnswer:
+        contexts = pack_contexts(results, self.settings.context_window, self.count)
+        sentences = [
+            s
+            for rank, c in enumerate(contexts)
+            # A chunk that continues its document opens with the tail of a sentence: skip it.
+            for s in _sentences(c.text, rank)[1 if c.metadata.get("continues") else 0 :]
+        ]
+        if not sentences:
+            return GeneratedAnswer(DONT_KNOW, contexts, supported=False)
+        # Two calls, not one: asymmetric models (Voyage) embed questions and passages differently.
+        query = self.embedder.embed([question], kind="query")[0]
+        unique = {text: n for n, text in enumerate(dict.fromkeys(s.text for s in sentences))}
+        vectors = self.embedder.embed(list(unique), kind="document")[[unique[s.text] for s in sentences]]
+        similarity = vectors @ query
+        best = int(np.argmax(similarity))
+        if similarity[best] < self.min_similarity:
+            return GeneratedAnswer(DONT_KNOW, contexts, supported=False)
+        terms = _terms(question)
+        scores = similarity + np.array(
+            [LEXICAL_WEIGHT * _overlap(terms, s.text) + RANK_WEIGHT / (1 + s.context) for s in sentences]
+        )
+        chosen = [sentences[i] for i in _maximal_marginal_relevance(scores, vectors)]
+        return GeneratedAnswer(_compose(chosen, contexts), contexts)
+
+
+def _sentences(text: str, rank: int) -> list[_Sentence]:
+    pieces: list[str] = []
+    text = _WRAP.sub(" ", _EMPHASIS.sub(r"\2", _LINK.sub(r"\1", text)))
+    for piece in _SPLIT.split(text):
+        piece = _MARKUP.sub("", piece).strip()
+        if pieces and _ABBREVIATION.search(pieces[-1]) and piece:
+            pieces[-1] = f"{pieces[-1]} {piece}"  # "Dr." or "J." ended a word, not the sentence
+        elif piece:
+            pieces.append(piece)
+    kept = [p if _is_sentence(p) else None for p in pieces]
+    return [_Sentence(p, rank, kept[n - 1] if n else None) for n, p in enumerate(kept) if p]
+
+
+def _is_sentence(piece: str) -> bool:
+    words = len(piece.split())
+    return words >= MIN_WORDS and (words >= HEADING_WORDS or piece.rstrip('"”’)]').endswith((".", "!", "?")))
+
+
+def _maximal_marginal_relevance(scores: np.ndarray, vectors: np.ndarray) -> list[int]:
+    chosen = [int(np.argmax(scores))]
+    floor = scores[chosen[0]] - KEEP_WITHIN
+    while len(chosen) < MAX_SENTENCES:
+        repeat = (vectors @ vectors[chosen].T).max(axis=1)
+        candidates = [i for i in range(len(scores)) if i not in chosen and scores[i] >= floor]
+        candidates = [i for i in candidates if repeat[i] < REDUNDANT_ABOVE]
+        if not candidates:
+            break
+        chosen.append(max(candidates, key=lambda i: MMR_LAMBDA * scores[i] - (1 - MMR_LAMBDA) * repeat[i]))
+    return chosen
+
+
+def _compose(chosen: list[_Sentence], contexts: Sequence[RetrievalResult]) -> str:
+    quoted = {s.text for s in chosen}
+    lines = []
+    for sentence in chosen:
+        text = sentence.text
+        first = _WORD.findall(text.lower()[:20])
+        # "He founded the mill." needs the sentence saying who "he" is, unless that is quoted too.
+        if sentence.previous and sentence.previous not in quoted and first and first[0] in _ANAPHORA:
+            text = f"{sentence.previous} {text}"
+        lines.append(f"{text} {citation(contexts[sentence.context])}")
+    return " ".join(lines)
+
+
+def _terms(text: str) -> set[str]:
+    # Five-letter truncation is a crude but well-tested stemmer: "founded"/"founder" -> "found".
+    return {w[:5] for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+
+
+def _overlap(question_terms: set[str], sentence: str) -> float:
+    return len(question_terms & _terms(sentence)) / len(question_terms) if question_terms else 0.0

@@ -1,0 +1,47 @@
+"""Which generator answers: Claude when it is configured, else the offline extractive one."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from graphunified_query.generation.claude_generator import ClaudeGenerator
+from graphunified_query.generation.extractive import ExtractiveGenerator
+from graphunified_query.providers.embedding import Embedder
+from graphunified_query.results import GeneratedAnswer, RetrievalResult
+from graphunified_query.settings import Settings
+
+if TYPE_CHECKING:
+    from graphunified_query.providers.claude import ClaudeClient
+
+API_KEY_VARIABLE = "ANTHROPIC_API_KEY"  # same name as providers.claude, without importing the SDK
+ClientFactory = Callable[[Settings], "ClaudeClient"]
+
+
+class Generator(Protocol):
+    def generate(self, question: str, results: Sequence[RetrievalResult]) -> GeneratedAnswer:
+        """An answer grounded in ``results``; ``supported=False`` when they do not answer it."""
+        ...
+
+
+def make_generator(
+    settings: Settings,
+    *,
+    embedder: Embedder,
+    client_factory: ClientFactory | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> Generator:
+    """Claude for llm.provider 'anthropic', or 'auto' with ANTHROPIC_API_KEY set; else extractive."""
+    provider = settings.llm.provider
+    if provider == "auto":
+        provider = "anthropic" if environ.get(API_KEY_VARIABLE, "").strip() else "offline"
+    if provider == "offline":
+        return ExtractiveGenerator(embedder, settings.query)
+    return ClaudeGenerator((client_factory or _default_client)(settings), settings.query)
+
+
+def _default_client(settings: Settings) -> ClaudeClient:
+    from graphunified_query.providers.claude import ClaudeClient  # the SDK is slow to import
+
+    return ClaudeClient.from_settings(settings)

@@ -1,0 +1,67 @@
+"""The retriever protocol, what every retriever is built with, and the registry of strategies."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.providers.embedding import Embedder
+from graphunified_query.results import Retrieval
+from graphunified_query.settings import Settings
+from graphunified_query.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class RetrieverContext:
+    """What a retriever may use: the loaded index, the query embedder, Claude when configured."""
+
+    snapshot: Snapshot
+    embedder: Embedder
+    settings: Settings
+    llm: ClaudeClient | None = None
+
+    def embed_query(self, query: str) -> np.ndarray:
+        return self.embedder.embed([query], kind="query")[0]
+
+
+class Retriever(Protocol):
+    name: str
+
+    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval: ...
+
+    async def aretrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval: ...
+
+
+class RetrieverBase:
+    """Shared plumbing: the context and an async form of `retrieve` that runs it off the loop."""
+
+    name = ""
+
+    def __init__(self, context: RetrieverContext) -> None:
+        self.context = context
+        self.snapshot = context.snapshot
+
+    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
+        raise NotImplementedError
+
+    async def aretrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
+        return await asyncio.to_thread(self.retrieve, query, top_k, **params)
+
+
+REGISTRY: dict[str, Callable[[RetrieverContext], Retriever]] = {}
+
+
+def register(name: str) -> Callable[[type[RetrieverBase]], type[RetrieverBase]]:
+    """Class decorator: ``@register("naive")`` makes the strategy available by that name."""
+
+    def add(cls: type[RetrieverBase]) -> type[RetrieverBase]:
+        cls.name = name
+        REGISTRY[name] = cls
+        return cls
+
+    return add

@@ -1,0 +1,114 @@
+"""The map step of global search: one community report → the points in it that answer the query.
+
+With Claude, each selected report is one parallel call returning scored points (GraphRAG's map);
+offline, the report's summary and findings are ranked by similarity to the query. Points scored 0
+("no relevant information") are dropped; the answer generator is the reduce step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.providers.embedding import Embedder
+
+_PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
+_TOOL = {
+    "name": "map_points",
+    "description": "Record the points of the report that help answer the question.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "points": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"description": {"type": "string"}, "score": {"type": "number"}},
+                    "required": ["description", "score"],
+                },
+            }
+        },
+        "required": ["points"],
+    },
+}
+
+
+@dataclass(frozen=True)
+class Point:
+    text: str
+    score: float  # 0..1
+
+
+class Mapper(Protocol):
+    llm_calls: int
+
+    def map(self, query: str, reports: list[Mapping[str, Any]]) -> list[list[Point]]: ...
+
+
+class ClaudeMapper:
+    def __init__(self, client: ClaudeClient, *, concurrency: int = 4, max_tokens: int = 1000) -> None:
+        self.client = client
+        self.concurrency = concurrency
+        self.max_tokens = max_tokens
+        self.llm_calls = 0
+        instructions = (_PROMPTS / "global_map.md").read_text(encoding="utf-8")
+        self._system = [{"type": "text", "text": instructions, "cache_control": {"type": "ephemeral"}}]
+
+    def map(self, query: str, reports: list[Mapping[str, Any]]) -> list[list[Point]]:
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(lambda report: self._map_one(query, report), reports))
+
+    def _map_one(self, query: str, report: Mapping[str, Any]) -> list[Point]:
+        response = self.client.create(
+            system=self._system,
+            messages=[{"role": "user", "content": f"Question: {query}\n\nReport:\n{report['full_content']}"}],
+            tools=[_TOOL],
+            tool_choice={"type": "tool", "name": "map_points"},
+            max_tokens=self.max_tokens,
+        )
+        self.llm_calls += 0 if response.cached else 1
+        payload = response.tool_input("map_points") or {}
+        points = []
+        for item in payload.get("points", []) if isinstance(payload, dict) else []:
+            try:
+                text, score = str(item["description"]).strip(), float(item["score"])
+            except (KeyError, TypeError, ValueError):
+                continue  # one malformed point is dropped, not the report
+            if text and score > 0:
+                points.append(Point(text, min(score, 100.0) / 100.0))
+        return points
+
+
+class ExtractiveMapper:
+    """Ranks a report's summary and findings against the query by embedding similarity."""
+
+    llm_calls = 0
+
+    def __init__(self, embedder: Embedder, *, min_similarity: float = 0.2, max_points: int = 3) -> None:
+        self.embedder = embedder
+        self.min_similarity = min_similarity
+        self.max_points = max_points
+
+    def map(self, query: str, reports: list[Mapping[str, Any]]) -> list[list[Point]]:
+        candidates = [_report_points(report) for report in reports]
+        flat = [text for points in candidates for text in points]
+        if not flat:
+            return [[] for _ in reports]
+        q = self.embedder.embed([query], kind="query")[0]
+        similarities = iter(self.embedder.embed(flat) @ q)
+        mapped = []
+        for points in candidates:
+            scored = [(text, float(next(similarities))) for text in points]
+            kept = sorted((p for p in scored if p[1] >= self.min_similarity), key=lambda p: -p[1])
+            mapped.append([Point(text, score) for text, score in kept[: self.max_points]])
+        return mapped
+
+
+def _report_points(report: Mapping[str, Any]) -> list[str]:
+    points = [report["summary"]] if report["summary"] else []
+    points += [f"{f['summary']}: {f['explanation']}" for f in report["findings"] or []]
+    return [" ".join(p.split())[:1200] for p in points]

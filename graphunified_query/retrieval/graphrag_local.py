@@ -1,0 +1,119 @@
+"""`graphrag_local`: entities matching the query, their k-hop neighbourhood, and its sources.
+
+Query → the closest entity descriptions (seeds) → breadth-first expansion along relationships
+(a neighbour inherits its parent's score times ``decay``, scaled by how much of the parent's
+edge weight leads to it) → entity descriptions, the relationships inside the neighbourhood, and
+the chunks that mention the seeds. Falls back to `naive` when no entity is similar enough.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from graphunified_query.results import Retrieval, RetrievalResult
+from graphunified_query.retrieval.base import REGISTRY, RetrieverBase, register
+from graphunified_query.retrieval.contexts import chunk_result, entity_result, relationship_result
+from graphunified_query.retrieval.mixing import mix
+
+
+@register("graphrag_local")
+class GraphRAGLocalRetriever(RetrieverBase):
+    def retrieve(
+        self,
+        query: str,
+        top_k: int = 10,
+        *,
+        top_k_entities: int = 5,
+        max_hops: int = 2,
+        decay: float = 0.7,
+        max_neighbourhood: int = 50,
+        min_similarity: float = 0.25,
+        **params: Any,
+    ) -> Retrieval:
+        if not query.strip():
+            return Retrieval(self.name, ())
+        snap = self.snapshot
+        q = self.context.embed_query(query)
+        seeds = [(row, s) for row, s in snap.entity_vectors.search(q, top_k_entities) if s >= min_similarity]
+        if not seeds:
+            fallback = REGISTRY["naive"](self.context).retrieve(query, top_k)
+            return Retrieval(self.name, fallback.results, metadata={"fallback": "naive: no entity matched"})
+        scores, hops = expand(
+            snap, {snap.entities[r]["id"]: s for r, s in seeds}, max_hops, decay, max_neighbourhood
+        )
+        chunk_sims = snap.chunk_vectors.similarities(q)
+        seed_ids = [snap.entities[r]["id"] for r, _ in seeds]
+        chunks = self._seed_chunks(seed_ids, scores, chunk_sims)
+        ranked_chunks = [c.chunk_id for c in sorted(chunks, key=lambda c: -c.score) if c.chunk_id]
+        elements: list[RetrievalResult] = [
+            entity_result(snap, snap.entity_row[e], s, ranked_chunks=ranked_chunks, hop=hops[e])
+            for e, s in scores.items()
+        ]
+        relationship_sims = snap.relationship_vectors.similarities(q)
+        for rel in inner_relationships(snap, scores):
+            ends = snap.relationships[rel]["source_id"], snap.relationships[rel]["target_id"]
+            score = (
+                (scores[ends[0]] + scores[ends[1]])
+                / 2
+                * (0.5 + 0.5 * max(float(relationship_sims[rel]), 0.0))
+            )
+            hop = max(hops[ends[0]], hops[ends[1]])
+            elements.append(relationship_result(snap, rel, score, ranked_chunks=ranked_chunks, hop=hop))
+        budget = self.context.settings.query.context_window
+        results = mix(chunks, elements, top_k, budget_tokens=budget)
+        return Retrieval(
+            self.name, results, metadata={"seed_entities": [snap.entities[r]["title"] for r, _ in seeds]}
+        )
+
+    def _seed_chunks(
+        self, seed_ids: list[str], scores: dict[str, float], chunk_sims: np.ndarray
+    ) -> list[RetrievalResult]:
+        """Chunks mentioning the query's entities, by dense similarity plus how many seeds they name."""
+        snap = self.snapshot
+        total = sum(scores[e] for e in seed_ids) or 1.0
+        support: dict[int, float] = {}
+        for entity_id in seed_ids:
+            for row in snap.chunk_rows(snap.entities[snap.entity_row[entity_id]]["text_unit_ids"]):
+                support[row] = support.get(row, 0.0) + scores[entity_id] / total
+        return [
+            chunk_result(
+                snap, row, 0.5 * max(float(chunk_sims[row]), 0.0) + 0.5 * s, entity_support=round(s, 4)
+            )
+            for row, s in support.items()
+        ]
+
+
+def inner_relationships(snap: Any, entities: dict[str, float]) -> list[int]:
+    """Rows of the relationships with both endpoints among ``entities``."""
+    rows = {rel for e in entities for neighbour, rel in snap.neighbours.get(e, []) if neighbour in entities}
+    return sorted(rows)
+
+
+def expand(
+    snap: Any, seeds: dict[str, float], max_hops: int, decay: float, limit: int
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Breadth-first k-hop neighbourhood with decaying scores; keeps the best ``limit`` entities."""
+    scores = dict(seeds)
+    hops = dict.fromkeys(seeds, 0)
+    frontier = list(seeds)
+    for hop in range(1, max_hops + 1):
+        reached: dict[str, float] = {}
+        for entity in frontier:
+            relations = snap.neighbours.get(entity, [])
+            total = sum(snap.relationships[r]["weight"] for _, r in relations) or 1.0
+            for neighbour, rel in relations:
+                if neighbour in scores:
+                    continue
+                share = snap.relationships[rel]["weight"] / total
+                candidate = scores[entity] * decay * (0.5 + 0.5 * share)
+                reached[neighbour] = max(reached.get(neighbour, 0.0), candidate)
+        best = sorted(reached.items(), key=lambda item: (-item[1], item[0]))[: max(limit - len(scores), 0)]
+        for neighbour, score in best:
+            scores[neighbour] = score
+            hops[neighbour] = hop
+        frontier = [n for n, _ in best]
+        if not frontier:
+            break
+    return scores, hops

@@ -1,0 +1,214 @@
+"""Everything the retrievers read, loaded once from a data home: tables, vectors, BM25, PPR graph.
+
+The query side never imports Dagster: it reads the materialized files. A missing or unreadable
+piece is a clear error naming the file and the command that builds it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from graphunified_query.indexes.bm25 import BM25Index
+from graphunified_query.indexes.dense import DenseIndex
+from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.layout import HomeLayout
+from graphunified_query.parquet_store import StoreError, read_table
+from graphunified_query.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, FACTS, RELATIONSHIPS
+
+CHUNK_VECTORS = "chunk_vectors"
+VECTOR_TABLES = {
+    ENTITIES: "entity_vectors",
+    RELATIONSHIPS: "relationship_vectors",
+    FACTS: "fact_vectors",
+    COMMUNITY_REPORTS: "report_vectors",
+}
+BM25_FOLDER = "bm25"
+PPR_FILE = "ppr_graph.npz"
+
+
+class IndexNotBuilt(StoreError):
+    """The data home has no (complete) index; the message names the command that builds it."""
+
+
+def build_command(home: Path) -> str:
+    return f"python -m graphunified_assets index --home {home}"
+
+
+@dataclass(frozen=True)
+class Chunks:
+    ids: tuple[str, ...]
+    texts: tuple[str, ...]
+    document_ids: tuple[str, ...]
+    sections: tuple[str, ...]
+    indexes: tuple[int, ...]  # position in the document; after 0 a chunk may open mid-sentence
+
+    def source(self, row: int) -> str:
+        """The citation label: ``file > section`` (just the file when it has no headings)."""
+        return source_label(self.document_ids[row], self.sections[row])
+
+
+def source_label(document_id: str, section: str) -> str:
+    return f"{document_id} > {section}" if section else document_id
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    home: Path
+    model: str
+    chunks: Chunks
+    chunk_vectors: DenseIndex
+    entities: tuple[dict[str, Any], ...]
+    entity_vectors: DenseIndex  # rows aligned with `entities`
+    relationships: tuple[dict[str, Any], ...]
+    relationship_vectors: DenseIndex
+    facts: tuple[dict[str, Any], ...]
+    fact_vectors: DenseIndex
+    reports: tuple[dict[str, Any], ...]
+    report_vectors: DenseIndex
+    communities: dict[int, dict[str, Any]]  # community number → row
+    bm25: BM25Index
+    graph: PPRGraph
+    extras: dict[str, Any] = field(default_factory=dict)  # per-strategy caches built on first use
+
+    @cached_property
+    def chunk_row(self) -> dict[str, int]:
+        return self.chunk_vectors.row
+
+    @cached_property
+    def entity_row(self) -> dict[str, int]:
+        return {e["id"]: i for i, e in enumerate(self.entities)}
+
+    @cached_property
+    def entity_by_title(self) -> dict[str, int]:
+        return {e["title"]: i for i, e in enumerate(self.entities)}
+
+    @cached_property
+    def neighbours(self) -> dict[str, list[tuple[str, int]]]:
+        """entity id → [(neighbour entity id, relationship row)] over undirected relationships."""
+        adjacency: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for i, r in enumerate(self.relationships):
+            adjacency[r["source_id"]].append((r["target_id"], i))
+            adjacency[r["target_id"]].append((r["source_id"], i))
+        return dict(adjacency)
+
+    @cached_property
+    def chunk_entities(self) -> dict[str, list[int]]:
+        """chunk id → entity rows mentioning it."""
+        mentions: dict[str, list[int]] = defaultdict(list)
+        for i, e in enumerate(self.entities):
+            for chunk_id in e["text_unit_ids"]:
+                mentions[chunk_id].append(i)
+        return dict(mentions)
+
+    def chunk_rows(self, chunk_ids: list[str] | tuple[str, ...]) -> list[int]:
+        """Rows of the chunk ids that are live in this snapshot, in the given order."""
+        return [self.chunk_row[c] for c in chunk_ids if c in self.chunk_row]
+
+
+def load_snapshot(home: Path | str) -> Snapshot:
+    layout = HomeLayout.at(home)
+    hint = build_command(layout.home)
+    if not (layout.lancedb / f"{CHUNK_VECTORS}.lance").exists():
+        raise IndexNotBuilt(f"No index in {layout.home}: {CHUNK_VECTORS} is missing. Build it with `{hint}`.")
+    db = lancedb.connect(str(layout.lancedb))
+    chunk_table = _open(db, CHUNK_VECTORS, layout, hint)
+    model = _single_model(chunk_table, CHUNK_VECTORS)
+    chunks = Chunks(
+        ids=tuple(chunk_table.column("id").to_pylist()),
+        texts=tuple(chunk_table.column("text").to_pylist()),
+        document_ids=tuple(chunk_table.column("document_id").to_pylist()),
+        sections=tuple(chunk_table.column("section").to_pylist()),
+        indexes=tuple(chunk_table.column("chunk_index").to_pylist()),
+    )
+    tables: dict[str, tuple[tuple[dict[str, Any], ...], DenseIndex]] = {}
+    dimension = _matrix(chunk_table).shape[1]
+    for name, vector_table in VECTOR_TABLES.items():
+        rows = tuple(read_table(layout.table_path(name), rebuild_hint=hint).to_pylist())
+        vectors = _open(db, vector_table, layout, hint)
+        if vectors.num_rows and _single_model(vectors, vector_table) != model:
+            raise StoreError(
+                f"{vector_table} was embedded with another model than {CHUNK_VECTORS} ({model}); "
+                f"rebuild with `{hint}`."
+            )
+        tables[name] = (rows, _aligned(rows, vectors, dimension, vector_table, hint))
+    try:
+        bm25 = BM25Index.load(layout.index_path(BM25_FOLDER))
+        graph = PPRGraph.load(layout.index_path(PPR_FILE))
+    except (FileNotFoundError, OSError, ValueError) as error:
+        raise IndexNotBuilt(
+            f"A strategy index in {layout.indexes} is missing or unreadable ({error}); "
+            f"rebuild it with `{hint}`."
+        ) from None
+    return Snapshot(
+        home=layout.home,
+        model=model,
+        chunks=chunks,
+        chunk_vectors=DenseIndex(chunks.ids, _matrix(chunk_table)),
+        entities=tables[ENTITIES][0],
+        entity_vectors=tables[ENTITIES][1],
+        relationships=tables[RELATIONSHIPS][0],
+        relationship_vectors=tables[RELATIONSHIPS][1],
+        facts=tables[FACTS][0],
+        fact_vectors=tables[FACTS][1],
+        reports=tables[COMMUNITY_REPORTS][0],
+        report_vectors=tables[COMMUNITY_REPORTS][1],
+        communities={
+            row["community"]: row
+            for row in read_table(layout.table_path(COMMUNITIES), rebuild_hint=hint)
+            .select(["community", "level", "entity_ids", "text_unit_ids"])
+            .to_pylist()
+        },
+        bm25=bm25,
+        graph=graph,
+    )
+
+
+def _open(db: Any, name: str, layout: HomeLayout, hint: str) -> pa.Table:
+    try:
+        return db.open_table(name).to_arrow()
+    except (FileNotFoundError, ValueError, OSError) as error:
+        raise IndexNotBuilt(
+            f"{layout.lancedb / (name + '.lance')} is missing or unreadable ({error}); "
+            f"rebuild it with `{hint}`."
+        ) from None
+
+
+def _single_model(table: pa.Table, name: str) -> str:
+    models = set(table.column("model").to_pylist())
+    if len(models) > 1:
+        raise StoreError(f"{name} mixes embedding models {sorted(models)}; re-embed with one model.")
+    return next(iter(models), "")
+
+
+def _matrix(table: pa.Table) -> np.ndarray:
+    column = table.column("vector").combine_chunks()
+    dimension = column.type.list_size
+    return np.asarray(column.flatten().to_numpy(zero_copy_only=False), np.float32).reshape(-1, dimension)
+
+
+def _aligned(
+    rows: tuple[dict[str, Any], ...], vectors: pa.Table, dimension: int, name: str, hint: str
+) -> DenseIndex:
+    """The vectors in the table's row order; a count or id mismatch means a stale index."""
+    ids = tuple(r["id"] for r in rows)
+    if vectors.num_rows == 0:
+        if ids:
+            raise StoreError(f"{name} is empty but its table has {len(ids)} rows; rebuild with `{hint}`.")
+        return DenseIndex.empty(dimension)
+    matrix = _matrix(vectors)
+    position = {identifier: i for i, identifier in enumerate(vectors.column("id").to_pylist())}
+    missing = [i for i in ids if i not in position]
+    if missing or len(position) != len(set(ids)):
+        raise StoreError(
+            f"{name} does not match its table ({len(position)} vectors, {len(ids)} rows); "
+            f"rebuild with `{hint}`."
+        )
+    return DenseIndex(ids, matrix[[position[i] for i in ids]])
