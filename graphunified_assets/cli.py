@@ -1,4 +1,4 @@
-"""`python -m graphunified_assets index|status`: drive the pipeline from a terminal."""
+"""`python -m graphunified_assets index|status|export-graphrag|import-graphrag`: drive the pipeline."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.resources import GraphUnifiedResource
@@ -20,11 +21,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     index_cmd.add_argument("--home", default="data", help="data home holding tables, caches and runs")
     status_cmd = commands.add_parser("status", help="what is indexed and what failed")
     status_cmd.add_argument("--home", default="data")
+    export_cmd = commands.add_parser("export-graphrag", help="write the index as a GraphRAG v3 output folder")
+    export_cmd.add_argument("out", help="folder to write the GraphRAG tables to (created if missing)")
+    export_cmd.add_argument("--home", default="data")
+    import_cmd = commands.add_parser(
+        "import-graphrag", help="import a GraphRAG output folder (v1-v3) into a fresh home and index it"
+    )
+    import_cmd.add_argument("folder", help="GraphRAG's output folder (or the project root holding output/)")
+    import_cmd.add_argument("--home", default="data")
     args = parser.parse_args(argv)
     resource = GraphUnifiedResource(home=args.home, input_dir=getattr(args, "input", None))
     try:
         if args.command == "index":
             return _index(resource)
+        if args.command == "export-graphrag":
+            return _export_graphrag(resource, Path(args.out))
+        if args.command == "import-graphrag":
+            return _import_graphrag(resource, Path(args.folder))
         return _status(resource)
     except SettingsError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -48,6 +61,37 @@ def _index(resource: GraphUnifiedResource) -> int:
         return 1
     print(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
     _status(resource)
+    return 0
+
+
+def _export_graphrag(resource: GraphUnifiedResource, out: Path) -> int:
+    from graphunified_assets.graphrag_io import export_graphrag
+    from graphunified_query.parquet_store import StoreError
+
+    try:
+        report = export_graphrag(resource.layout.home, out)
+    except StoreError as error:  # no index yet: the message names the file and the command
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(report.summary())
+    return 0
+
+
+def _import_graphrag(resource: GraphUnifiedResource, folder: Path) -> int:
+    import dagster
+
+    from graphunified_assets.graphrag_io import GraphRAGFormatError, import_graphrag
+
+    warnings.filterwarnings("ignore", category=dagster.BetaWarning)
+    try:
+        report = import_graphrag(folder, resource)
+    except (GraphRAGFormatError, FileExistsError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except RuntimeError as error:  # a failed Dagster run: its message says where to look
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(report.summary())
     return 0
 
 

@@ -1,0 +1,287 @@
+"""Microsoft GraphRAG compatibility: export as v3, import v3/v2/v1 back with working query indexes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from graphunified_assets.cli import main
+from graphunified_assets.graphrag_io import GraphRAGFormatError, export_graphrag, import_graphrag
+from graphunified_assets.graphrag_io.communities import communities_table
+from graphunified_assets.graphrag_io.convert import documents_table
+from graphunified_assets.indexing import index
+from graphunified_assets.lib.index_state import IndexState
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.indexes.bm25 import BM25Index
+from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.layout import HomeLayout
+from graphunified_query.parquet_store import StoreError
+from tests.conftest import SAMPLE_DOCS
+from tests.fakes.voyage_server import FakeVoyageServer
+
+_s, _i, _f = pa.string(), pa.int64(), pa.float64()
+_strings, _ints = pa.list_(_s), pa.list_(_i)
+_finding = pa.struct([("explanation", _s), ("summary", _s)])
+
+# GraphRAG v3's output tables, column by column (research anchors §8: `schemas.py`), written by hand
+# so that a change to our own schemas cannot silently change what we claim to export.
+GRAPHRAG_V3: dict[str, list[tuple[str, pa.DataType]]] = {
+    "documents": [
+        ("id", _s), ("human_readable_id", _i), ("title", _s), ("text", _s), ("text_unit_ids", _strings),
+        ("creation_date", _s), ("raw_data", pa.null()),  # plain text files carry no record fields
+    ],
+    "text_units": [
+        ("id", _s), ("human_readable_id", _i), ("text", _s), ("n_tokens", _i), ("document_id", _s),
+        ("entity_ids", _strings), ("relationship_ids", _strings), ("covariate_ids", _strings),
+    ],
+    "entities": [
+        ("id", _s), ("human_readable_id", _i), ("title", _s), ("type", _s), ("description", _s),
+        ("text_unit_ids", _strings), ("frequency", _i), ("degree", _i),
+    ],
+    "relationships": [
+        ("id", _s), ("human_readable_id", _i), ("source", _s), ("target", _s), ("description", _s),
+        ("weight", _f), ("combined_degree", _i), ("text_unit_ids", _strings),
+    ],
+    "communities": [
+        ("id", _s), ("human_readable_id", _i), ("community", _i), ("level", _i), ("parent", _i),
+        ("children", _ints), ("title", _s), ("entity_ids", _strings), ("relationship_ids", _strings),
+        ("text_unit_ids", _strings), ("period", _s), ("size", _i),
+    ],
+    "community_reports": [
+        ("id", _s), ("human_readable_id", _i), ("community", _i), ("level", _i), ("parent", _i),
+        ("children", _ints), ("title", _s), ("summary", _s), ("full_content", _s), ("rank", _f),
+        ("rating_explanation", _s), ("findings", pa.list_(_finding)), ("full_content_json", _s),
+        ("period", _s), ("size", _i),
+    ],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def voyage() -> Iterator[FakeVoyageServer]:
+    with FakeVoyageServer() as server:
+        yield server
+
+
+def _resource(home: Path, voyage: FakeVoyageServer, input_dir: Path | None = None) -> GraphUnifiedResource:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.yaml").write_text(
+        f"embedding:\n  provider: voyage\n  voyage_base_url: {voyage.base_url}\n  batch_size: 8\n"
+    )
+    return GraphUnifiedResource(
+        home=str(home), input_dir=str(input_dir) if input_dir else None, voyage_api_key="test-key"
+    )
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory, voyage: FakeVoyageServer) -> Iterator[Path]:
+    """One indexed home for the whole module (indexing is the slow part)."""
+    root = tmp_path_factory.mktemp("graphrag")
+    for name, text in SAMPLE_DOCS.items():
+        (root / "input" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "input" / name).write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DAGSTER_HOME", str(root / "home" / "dagster"))  # index() repoints it
+        index(_resource(root / "home", voyage, root / "input"), echo=lambda _: None)
+        yield root / "home"
+
+
+@pytest.fixture(scope="module")
+def exported(indexed: Path) -> Path:
+    out = indexed.parent / "graphrag_output"
+    export_graphrag(indexed, out)
+    return out
+
+
+@pytest.fixture
+def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "imported" / "dagster"))
+    return tmp_path / "imported"
+
+
+def _rows(folder: Path, table: str) -> list[dict[str, Any]]:
+    return sorted(pq.read_table(folder / f"{table}.parquet").to_pylist(), key=lambda r: r["id"])
+
+
+def _our_rows(home: Path, table: str) -> int:
+    layout = HomeLayout.at(home)
+    if table in ("documents", "text_units"):
+        return sum(pq.read_metadata(p).num_rows for p in layout.partition_dir(table).glob("*.parquet"))
+    return pq.read_metadata(layout.table_path(table)).num_rows
+
+
+def test_export_writes_graphrag_v3_tables(indexed: Path, exported: Path) -> None:
+    for table, columns in GRAPHRAG_V3.items():
+        schema = pq.read_schema(exported / f"{table}.parquet")
+        assert [(f.name, f.type) for f in schema] == columns, table
+        assert pq.read_metadata(exported / f"{table}.parquet").num_rows == _our_rows(indexed, table) > 0
+    chunks = _rows(exported, "text_units")
+    documents = _rows(exported, "documents")
+    assert sorted(u for d in documents for u in d["text_unit_ids"]) == sorted(c["id"] for c in chunks)
+    entities = _rows(exported, "entities")
+    for chunk in chunks:  # GraphRAG's back-references, which our own tables leave empty
+        cited = [e["id"] for e in entities if chunk["id"] in e["text_unit_ids"]]
+        assert sorted(chunk["entity_ids"]) == cited and cited
+    titles = {e["title"] for e in entities}
+    assert all({r["source"], r["target"]} <= titles for r in _rows(exported, "relationships"))
+    assert json.loads((exported / "stats.json").read_text())["num_documents"] == len(SAMPLE_DOCS)
+    assert json.loads((exported / "context.json").read_text()) == {}
+
+
+def test_export_without_index_names_file_and_command(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match=r"tables/documents.*python -m graphunified_assets index --home"):
+        export_graphrag(tmp_path / "empty", tmp_path / "out")
+
+
+def test_import_round_trips_and_builds_query_indexes(
+    indexed: Path, exported: Path, fresh_home: Path, voyage: FakeVoyageServer
+) -> None:
+    report = import_graphrag(exported, _resource(fresh_home, voyage), echo=lambda _: None)
+    assert report.version == "v3" and report.skipped_text_units == report.dropped_relationships == 0
+    again = export_graphrag(fresh_home, fresh_home.parent / "again")
+    for table in GRAPHRAG_V3:  # every GraphRAG column of every row survives the trip
+        assert _rows(again.folder, table) == _rows(exported, table), table
+    for table in ("relationships", "communities"):  # and so do our derived columns
+        columns = ["id", "source_id", "target_id"] if table == "relationships" else ["id", "content_hash"]
+        mine = pq.read_table(HomeLayout.at(indexed).table_path(table), columns=columns).sort_by("id")
+        theirs = pq.read_table(HomeLayout.at(fresh_home).table_path(table), columns=columns).sort_by("id")
+        assert theirs.equals(mine), table
+    _assert_query_indexes(fresh_home)
+    assert len(IndexState(HomeLayout.at(fresh_home).index_state).indexed_hashes()) == len(SAMPLE_DOCS)
+
+
+def _assert_query_indexes(home: Path) -> None:
+    """Every file the query side opens exists, one vector per row of its table."""
+    layout = HomeLayout.at(home)
+    db = lancedb.connect(str(layout.lancedb))
+    expected = {
+        "chunk_vectors": _our_rows(home, "text_units"),
+        "entity_vectors": _our_rows(home, "entities"),
+        "relationship_vectors": _our_rows(home, "relationships"),
+        "fact_vectors": 0,  # GraphRAG has no facts
+        "report_vectors": _our_rows(home, "community_reports"),
+    }
+    assert {name: db.open_table(name).count_rows() for name in expected} == expected
+    assert len(BM25Index.load(layout.index_path("bm25")).ids) == expected["chunk_vectors"]
+    graph = PPRGraph.load(layout.index_path("ppr_graph.npz"))
+    assert graph.n_entities == expected["entity_vectors"] and graph.n_edges > 0
+    assert pq.read_metadata(layout.table_path("graph_edges")).num_rows > 0
+
+
+def _as_v2(folder: Path) -> None:
+    """GraphRAG 2.x: a chunk's documents as a list, document fields as `metadata`, UMAP x/y."""
+    _rewrite(folder / "text_units.parquet", lambda t: _rename(t, "document_id", "document_ids", listed=True))
+    _rewrite(folder / "documents.parquet", lambda t: _rename(t, "raw_data", "metadata"))
+    _rewrite(
+        folder / "entities.parquet",
+        lambda t: t.append_column("x", pa.array([0.5] * len(t))).append_column("y", pa.array([1.5] * len(t))),
+    )
+
+
+def _as_v1(folder: Path) -> None:
+    """GraphRAG 1.x: `create_final_*` files, `relationships_ids`, no hierarchy or degree columns."""
+    _as_v2(folder)
+    _rewrite(folder / "text_units.parquet", lambda t: _rename(t, "relationship_ids", "relationships_ids"))
+    _rewrite(folder / "entities.parquet", lambda t: t.drop_columns(["frequency", "degree"]))
+    _rewrite(folder / "communities.parquet", lambda t: t.drop_columns(["parent", "children"]))
+    _rewrite(
+        folder / "community_reports.parquet",
+        lambda t: _rename(t.drop_columns(["parent", "children"]), "rating_explanation", "rank_explanation"),
+    )
+    for path in folder.glob("*.parquet"):
+        path.rename(path.with_name(f"create_final_{path.name}"))
+
+
+@pytest.mark.parametrize(("version", "downgrade"), [("v2", _as_v2), ("v1", _as_v1)])
+def test_older_graphrag_folders_import(
+    exported: Path,
+    fresh_home: Path,
+    voyage: FakeVoyageServer,
+    version: str,
+    downgrade: Callable[[Path], None],
+) -> None:
+    folder = fresh_home.parent / f"graphrag_{version}"
+    shutil.copytree(exported, folder)
+    downgrade(folder)
+    report = import_graphrag(folder, _resource(fresh_home, voyage), echo=lambda _: None)
+    assert report.version == version
+    again = export_graphrag(fresh_home, fresh_home.parent / "again")
+    for table in GRAPHRAG_V3:  # what older versions lack is derived as v3 computes it
+        assert _rows(again.folder, table) == _rows(exported, table), table
+    _assert_query_indexes(fresh_home)
+
+
+def test_missing_required_column_names_file_and_column(exported: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "broken"
+    shutil.copytree(exported, folder)
+    _rewrite(folder / "entities.parquet", lambda t: t.drop_columns(["title"]))
+    with pytest.raises(GraphRAGFormatError, match=r"entities\.parquet: missing required column 'title'"):
+        import_graphrag(folder, GraphUnifiedResource(home=str(tmp_path / "home")), echo=lambda _: None)
+    assert not (tmp_path / "home" / "tables").exists()  # nothing written before validation passes
+
+
+def test_import_refuses_a_home_that_has_an_index(indexed: Path, exported: Path) -> None:
+    with pytest.raises(FileExistsError, match="already holds an index"):
+        import_graphrag(exported, GraphUnifiedResource(home=str(indexed)), echo=lambda _: None)
+
+
+def test_cli_export_prints_rows_per_table(
+    indexed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export-graphrag", str(tmp_path / "out"), "--home", str(indexed)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert f"{len(SAMPLE_DOCS)} documents" in line and "community_reports" in line
+    assert main(["export-graphrag", str(tmp_path / "out"), "--home", str(tmp_path / "none")]) == 1
+
+
+def test_v1_hierarchy_is_recovered_from_members() -> None:
+    given = pa.table(
+        {
+            "id": ["c0", "c1", "c2"],
+            "community": [0, 1, 2],
+            "level": [0, 1, 1],
+            "entity_ids": [["a", "b", "c"], ["a", "b"], ["c"]],
+        }
+    )
+    entities = pa.table(
+        {"id": ["a", "b", "c"], "description": ["A", "B", "C"], "text_unit_ids": [["t1"], ["t2"], []]}
+    )
+    edges = pa.table({"id": ["r1"], "description": ["a-b"], "source_id": ["a"], "target_id": ["b"]})
+    rows = communities_table(given, entities, edges).to_pylist()
+    assert [(r["parent"], r["children"]) for r in rows] == [(-1, [1, 2]), (0, []), (0, [])]
+    assert [r["relationship_ids"] for r in rows] == [["r1"], ["r1"], []]
+    assert [r["text_unit_ids"] for r in rows] == [["t1", "t2"], ["t1", "t2"], []]
+    assert [r["size"] for r in rows] == [3, 2, 1]
+
+
+def test_record_fields_become_our_json_raw_data() -> None:
+    given = pa.table(
+        {
+            "id": ["d1", "d2"],
+            "title": ["a.csv", "b.csv"],
+            "text": ["one", "two"],
+            "raw_data": pa.array([{"author": "Ada", "year": 1843}, None]),
+        }
+    )
+    rows = documents_table(given, {"d1": ["t1"]}).to_pylist()
+    assert [json.loads(r["raw_data"]) for r in rows] == [{"author": "Ada", "year": 1843}, {}]
+    assert [r["text_unit_ids"] for r in rows] == [["t1"], []]
+    assert {r["format"] for r in rows} == {"graphrag"}
+
+
+def _rewrite(path: Path, change: Callable[[pa.Table], pa.Table]) -> None:
+    pq.write_table(change(pq.read_table(path)), path)
+
+
+def _rename(table: pa.Table, old: str, new: str, *, listed: bool = False) -> pa.Table:
+    values = table.column(old)
+    if listed:
+        values = pa.array([[v] for v in values.to_pylist()], pa.list_(pa.string()))
+    return table.drop_columns([old]).append_column(new, values)
