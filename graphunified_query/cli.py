@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from graphunified_query.settings import SettingsError
@@ -25,7 +26,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     compare = commands.add_parser("compare", help="run all six strategies on one question, side by side")
     compare.add_argument("question")
     _common(compare)
+    evaluate = commands.add_parser("eval", help="measure every strategy on a QA set (corpus + questions)")
+    evaluate.add_argument("dataset", type=Path, help="folder with corpus.jsonl and questions.jsonl")
+    evaluate.add_argument(
+        "--strategies", default="all", help="all, or a comma-separated list (auto = router)"
+    )
+    evaluate.add_argument("--k", default="2,5,10", help="Recall@k cut-offs, e.g. 2,5,10")
+    evaluate.add_argument(
+        "--home", type=Path, default=None, help="index home (default: data/eval/<set>-<hash>)"
+    )
+    evaluate.add_argument("--out", type=Path, default=None, help="where results.json, report.md, plots go")
+    evaluate.add_argument("--generate", action="store_true", help="also generate answers: EM and F1")
+    evaluate.add_argument("--limit", type=int, default=None, help="first N questions only")
+    evaluate.add_argument("--json", action="store_true", help="print results.json's summary to stdout")
     args = parser.parse_args(argv)
+    if args.command == "eval":
+        return _eval(args)
     try:
         params = _params(args.param)
         from graphunified_query.engine import QueryEngine  # loads numpy, spaCy lazily: after parsing
@@ -46,6 +62,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (IndexNotBuilt, SettingsError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from graphunified_query.evaluation.command import (
+        EvalOptions,
+        parse_ks,
+        parse_strategies,
+        run_eval,
+        to_json,
+    )
+    from graphunified_query.evaluation.dataset import DatasetError
+
+    try:
+        options = EvalOptions(
+            dataset=args.dataset,
+            strategies=parse_strategies(args.strategies),
+            ks=parse_ks(args.k),
+            home=args.home,
+            out=args.out,
+            generate=args.generate,
+            limit=args.limit,
+        )
+        results = run_eval(options)
+    except (DatasetError, IndexNotBuilt, SettingsError, ValueError, RuntimeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(to_json(results))
+    else:
+        print((Path(results["outputs"][1])).read_text(encoding="utf-8"))
+        print("outputs: " + ", ".join(results["outputs"]))
+    return 0
 
 
 def _common(command: argparse.ArgumentParser) -> None:

@@ -230,3 +230,17 @@ COMMUNITY_REPORTS_SCHEMA = pa.schema(
         ("generator", pa.string()),  # "extractive" or "claude:<model>"
     ]
 )
+
+
+def contextual_text(section: str, text: str) -> str:
+    """What a chunk is embedded, keyword-indexed and extracted as: its heading path, then its text.
+
+    A passage's title names what its sentences are about ("She was born in Carrowby" is about the
+    title's person); without it those sentences are unanchored for search and extraction alike.
+    A chunk that already opens with its (only) heading is left as it is.
+    """
+    if not section:
+        return text
+    if " > " not in section and text.lstrip("# \t\n").startswith(section):
+        return text
+    return f"{section}\n\n{text}"

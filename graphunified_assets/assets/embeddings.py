@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.tables import CHUNK_EMBEDDINGS, chunk_embeddings_schema
+from graphunified_query.tables import CHUNK_EMBEDDINGS, chunk_embeddings_schema, contextual_text
 
 PROGRESS_EVERY = 512  # texts between progress log lines
 
@@ -19,7 +19,12 @@ def chunk_embeddings(
 ) -> pa.Table:
     """Chunk vectors (L2-normalized); unchanged text is served from the cache, never re-embedded."""
     embedder = graphunified.embedder()
-    texts = chunks.column("text").to_pylist()
+    texts = [
+        contextual_text(section, text)
+        for section, text in zip(
+            chunks.column("section").to_pylist(), chunks.column("text").to_pylist(), strict=True
+        )
+    ]
     calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
     started = time.perf_counter()
     parts = []

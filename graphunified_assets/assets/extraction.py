@@ -10,7 +10,7 @@ from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkTex
 from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.providers.cost import BudgetExceeded
-from graphunified_query.tables import EXTRACTIONS, EXTRACTIONS_SCHEMA
+from graphunified_query.tables import EXTRACTIONS, EXTRACTIONS_SCHEMA, contextual_text
 
 
 @per_document_asset(table=EXTRACTIONS, group_name="extract", pool="llm")
@@ -20,6 +20,7 @@ def extractions(
     """Per-chunk entities, relationships and subject-predicate-object facts."""
     extractor = graphunified.extractor()
     ids, raw = chunks.column("id").to_pylist(), chunks.column("text").to_pylist()
+    raw = [contextual_text(s, t) for s, t in zip(chunks.column("section").to_pylist(), raw, strict=True)]
     # The extractor sees markup-free text, so link targets never become entities.
     texts = [ChunkText(chunk_id, plain_text(text)) for chunk_id, text in zip(ids, raw, strict=True)]
     started = time.perf_counter()

@@ -16,7 +16,7 @@ from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.indexes.ppr_graph import PPRGraph
 from graphunified_query.parquet_store import read_table
-from graphunified_query.tables import COMMUNITY_REPORTS, ENTITIES, GRAPH_EDGES
+from graphunified_query.tables import COMMUNITY_REPORTS, ENTITIES, GRAPH_EDGES, contextual_text
 
 BM25_INDEX = "bm25_index"
 PPR_GRAPH = "ppr_graph"
@@ -26,7 +26,7 @@ PPR_GRAPH_FILE = "ppr_graph.npz"
 
 def _chunk_rows(graphunified: GraphUnifiedResource) -> tuple[pa.Table, int]:
     table = lancedb.connect(str(graphunified.layout.lancedb)).open_table(CHUNK_VECTORS)
-    return table.to_arrow().select(["id", "text"]), table.version
+    return table.to_arrow().select(["id", "text", "section"]), table.version
 
 
 @dg.asset(
@@ -36,12 +36,13 @@ def bm25_index(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     """bm25s over every live chunk (rank-bm25's k1/b from settings, Snowball stemming)."""
     settings = graphunified.settings.graph
     chunks, version = _chunk_rows(graphunified)
-    index = BM25Index.build(
-        chunks.column("id").to_pylist(),
-        chunks.column("text").to_pylist(),
-        k1=settings.bm25_k1,
-        b=settings.bm25_b,
-    )
+    texts = [
+        contextual_text(section, text)
+        for section, text in zip(
+            chunks.column("section").to_pylist(), chunks.column("text").to_pylist(), strict=True
+        )
+    ]
+    index = BM25Index.build(chunks.column("id").to_pylist(), texts, k1=settings.bm25_k1, b=settings.bm25_b)
     folder = graphunified.layout.index_path("bm25")
     index.save(folder)
     manifest = write_manifest(

@@ -1,0 +1,1 @@
+"""`python -m graphunified_query eval`: retrieval, answer quality, cost and latency per strategy."""

@@ -1,0 +1,91 @@
+"""The eval command: index the set (or reuse its index), run the questions, write the outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphunified_query.engine import AUTO, STRATEGIES, QueryEngine
+from graphunified_query.evaluation.dataset import load_dataset
+from graphunified_query.evaluation.home import default_home, ensure_index
+from graphunified_query.evaluation.report import write_outputs
+from graphunified_query.evaluation.runner import run_questions, terminal_progress
+from graphunified_query.evaluation.summary import summarize
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    dataset: Path
+    strategies: tuple[str, ...]
+    ks: tuple[int, ...]
+    home: Path | None = None
+    out: Path | None = None
+    generate: bool = False
+    limit: int | None = None
+    progress: bool = True
+
+
+def parse_strategies(value: str) -> tuple[str, ...]:
+    """``all`` is the six strategies plus the router; otherwise a comma-separated list."""
+    if value == "all":
+        return (*STRATEGIES, AUTO)
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    unknown = [n for n in names if n not in (*STRATEGIES, AUTO)]
+    if unknown or not names:
+        raise ValueError(
+            f"--strategies: unknown {unknown or value!r}; use all or some of {', '.join(STRATEGIES)}, auto"
+        )
+    return names
+
+
+def parse_ks(value: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(sorted({int(k) for k in value.split(",") if k.strip()}))
+    except ValueError:
+        raise ValueError(f"--k must be comma-separated integers such as 2,5,10, not {value!r}") from None
+    if not ks or ks[0] < 1:
+        raise ValueError("--k values must be positive")
+    return ks
+
+
+def run_eval(options: EvalOptions) -> dict[str, Any]:
+    dataset = load_dataset(options.dataset, limit=options.limit)
+    home = options.home or default_home(dataset)
+    indexed = ensure_index(dataset, home)
+    engine = QueryEngine.open(home)
+    runs = run_questions(
+        engine,
+        dataset.questions,
+        options.strategies,
+        ks=options.ks,
+        generate=options.generate,
+        progress=terminal_progress if options.progress else None,
+    )
+    results: dict[str, Any] = {
+        "dataset": dataset.name,
+        "questions_evaluated": len(dataset.questions),
+        "ks": list(options.ks),
+        "index": {"home": str(home), "seconds": round(indexed.seconds, 1), "reused": indexed.reused},
+        "index_cost": _index_cost(indexed.output),
+        "embedding_model": engine.snapshot.model,
+        "generator": type(engine.generator).__name__ if options.generate else "none (retrieval only)",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        **summarize(runs, dataset.questions, options.ks),
+    }
+    out = options.out or home / "eval"
+    results["outputs"] = [str(p) for p in write_outputs(out, results, runs, options.ks)]
+    return results
+
+
+def _index_cost(output: str) -> dict[str, Any]:
+    """What indexing printed about LLM spend (offline runs spend nothing)."""
+    lines = [line for line in output.splitlines() if "$" in line or "estimate" in line.lower()]
+    return {"log": lines[-5:]} if lines else {"usd": 0.0}
+
+
+def to_json(results: dict[str, Any]) -> str:
+    return json.dumps(results, indent=2, default=str)

@@ -1,0 +1,68 @@
+"""The eval command on a tiny set: indexes through Dagster, scores every strategy, writes outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphunified_query.cli import main
+from graphunified_query.evaluation.dataset import DatasetError, load_dataset
+
+TINY = Path(__file__).resolve().parents[1] / "fixtures" / "eval_tiny"
+
+
+def test_eval_scores_every_strategy_and_the_router(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    home, out = tmp_path / "home", tmp_path / "out"
+    home.mkdir()
+    (home / "settings.yaml").write_text("embedding:\n  provider: local\n")
+    argv = ["eval", str(TINY), "--home", str(home), "--out", str(out), "--k", "1,2,5", "--generate", "--json"]
+    assert main(argv) == 0
+    results = json.loads(capsys.readouterr().out)
+    strategies = results["strategies"]
+    assert set(strategies) == {
+        "naive",
+        "hybrid",
+        "graphrag_local",
+        "graphrag_global",
+        "lightrag",
+        "hipporag",
+        "auto",
+    }
+    for figures in strategies.values():
+        assert {"recall@1", "recall@2", "recall@5", "mrr", "ndcg@10", "exact_match", "f1"} <= set(figures)
+        assert 0 <= figures["recall@1"] <= figures["recall@2"] <= figures["recall@5"] <= 100
+        assert figures["retrieval_latency_p95_ms"] >= figures["retrieval_latency_p50_ms"] > 0
+        assert set(figures["by_question_type"]) == {"1hop", "2hop", "3hop"}
+    assert strategies["naive"]["recall@5"] >= 50  # the two-document questions are easy at k=5
+    router = results["router"]
+    assert router["oracle"] >= router["best_single"] and router["oracle"] >= router["auto"]
+    assert sum(strategies["auto"]["routed_to"].values()) == 3
+    assert results["index"]["reused"] is False
+    saved = json.loads((out / "results.json").read_text())
+    per_question = saved["questions"]["hipporag"]
+    assert [q["question_id"] for q in per_question] == ["q1", "q2", "q3"]
+    assert all(q["ranking"] and q["answer"] for q in per_question)
+    assert "| hipporag |" in (out / "report.md").read_text()
+    for plot in ("recall_at_k.png", "latency.png", "quality_vs_cost.png"):
+        assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # An unchanged corpus reuses its index.
+    assert main([*argv[:-1], "--strategies", "naive", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["index"]["reused"] is True
+
+
+def test_bad_dataset_errors_name_the_file_and_field(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match=r"corpus\.jsonl is missing"):
+        load_dataset(tmp_path)
+    (tmp_path / "corpus.jsonl").write_text('{"id": "p1", "title": "t", "text": "x"}\n')
+    (tmp_path / "questions.jsonl").write_text('{"id": "q1", "question": "?", "supporting_ids": ["p9"]}\n')
+    with pytest.raises(DatasetError, match=r"questions.jsonl:1: supporting_ids \['p9'\]"):
+        load_dataset(tmp_path)
+    (tmp_path / "questions.jsonl").write_text('{"id": "q1", "supporting_ids": []}\n')
+    with pytest.raises(DatasetError, match=r"questions\.jsonl:1: field 'question' is missing"):
+        load_dataset(tmp_path)
