@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 HOME_DIR ?= data
 INPUT  ?= data/sample
 
-.PHONY: setup demo index test lint ui bench clean
+.PHONY: setup demo index test lint ui bench eval clean
 
 setup: $(VENV)/.installed
 
@@ -16,8 +16,10 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
+QUESTION ?= Who founded the Hale Mill, and what happened to it in the flood of 1894?
+
 demo: setup index
-	$(BIN)/python -m graphunified_assets status --home $(HOME_DIR)
+	$(BIN)/python -m graphunified_query ask "$(QUESTION)" --home $(HOME_DIR)
 
 index: setup
 	$(BIN)/python -m graphunified_assets index --input $(INPUT) --home $(HOME_DIR)
@@ -37,6 +39,13 @@ ui: setup
 
 bench: setup
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/graph.py
+	$(BIN)/python bench/query.py
+
+# Retrieval quality of every strategy on the three multi-hop sets (see README, Evaluation).
+EVAL_SETS ?= ../shared/eval/musique ../shared/eval/2wikimultihopqa ../shared/eval/hotpotqa
+eval: setup
+	for set in $(EVAL_SETS); do $(BIN)/python -m graphunified_query eval $$set || exit 1; done
 
 clean:
 	rm -rf $(HOME_DIR)/tables $(HOME_DIR)/lancedb $(HOME_DIR)/cache $(HOME_DIR)/dagster $(HOME_DIR)/state.sqlite

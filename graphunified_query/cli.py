@@ -39,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     evaluate.add_argument("--generate", action="store_true", help="also generate answers: EM and F1")
     evaluate.add_argument("--limit", type=int, default=None, help="first N questions only")
     evaluate.add_argument("--json", action="store_true", help="print results.json's summary to stdout")
+    evaluate.add_argument("--judge", default=None, help="A,B: Claude judges A's answers against B's")
     args = parser.parse_args(argv)
     if args.command == "eval":
         return _eval(args)
@@ -67,6 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from graphunified_query.evaluation.command import (
         EvalOptions,
+        parse_judge,
         parse_ks,
         parse_strategies,
         run_eval,
@@ -75,9 +77,11 @@ def _eval(args: argparse.Namespace) -> int:
     from graphunified_query.evaluation.dataset import DatasetError
 
     try:
+        strategies = parse_strategies(args.strategies)
         options = EvalOptions(
             dataset=args.dataset,
-            strategies=parse_strategies(args.strategies),
+            strategies=strategies,
+            judge=parse_judge(args.judge, strategies),
             ks=parse_ks(args.k),
             home=args.home,
             out=args.out,

@@ -12,6 +12,7 @@ from typing import Any
 from graphunified_query.engine import AUTO, STRATEGIES, QueryEngine
 from graphunified_query.evaluation.dataset import load_dataset
 from graphunified_query.evaluation.home import default_home, ensure_index
+from graphunified_query.evaluation.judge import PairwiseJudge, win_rates
 from graphunified_query.evaluation.report import write_outputs
 from graphunified_query.evaluation.runner import run_questions, terminal_progress
 from graphunified_query.evaluation.summary import summarize
@@ -27,6 +28,7 @@ class EvalOptions:
     generate: bool = False
     limit: int | None = None
     progress: bool = True
+    judge: tuple[str, str] | None = None  # two strategies whose answers Claude compares
 
 
 def parse_strategies(value: str) -> tuple[str, ...]:
@@ -52,11 +54,24 @@ def parse_ks(value: str) -> tuple[int, ...]:
     return ks
 
 
+def parse_judge(value: str | None, strategies: tuple[str, ...]) -> tuple[str, str] | None:
+    if not value:
+        return None
+    pair = tuple(n.strip() for n in value.split(","))
+    if len(pair) != 2 or any(n not in strategies for n in pair):
+        raise ValueError(f"--judge takes two of the evaluated strategies, e.g. hipporag,naive; not {value!r}")
+    return pair[0], pair[1]
+
+
 def run_eval(options: EvalOptions) -> dict[str, Any]:
     dataset = load_dataset(options.dataset, limit=options.limit)
     home = options.home or default_home(dataset)
     indexed = ensure_index(dataset, home)
     engine = QueryEngine.open(home)
+    if options.judge and (engine.llm is None or not options.generate):
+        raise ValueError(
+            "--judge compares generated answers with Claude: add --generate and set ANTHROPIC_API_KEY"
+        )
     runs = run_questions(
         engine,
         dataset.questions,
@@ -76,9 +91,27 @@ def run_eval(options: EvalOptions) -> dict[str, Any]:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         **summarize(runs, dataset.questions, options.ks),
     }
+    if options.judge:
+        results["judge"] = _judge(engine, dataset.questions, runs, options.judge)
     out = options.out or home / "eval"
     results["outputs"] = [str(p) for p in write_outputs(out, results, runs, options.ks)]
     return results
+
+
+def _judge(engine: QueryEngine, questions: Any, runs: Any, pair: tuple[str, str]) -> dict[str, Any]:
+    judge = PairwiseJudge(engine.llm)
+    a, b = pair
+    scores = [
+        judge.compare(q.question, run_a.answer or "", run_b.answer or "")
+        for q, run_a, run_b in zip(questions, runs[a], runs[b], strict=True)
+    ]
+    return {
+        "a": a,
+        "b": b,
+        "win_rate_of_a": win_rates(scores),
+        "llm_calls": judge.calls,
+        "order_swapped": True,
+    }
 
 
 def _index_cost(output: str) -> dict[str, Any]:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from graphunified_query.cli import main
 from graphunified_query.evaluation.dataset import DatasetError, load_dataset
+from graphunified_query.evaluation.judge import CRITERIA, PairwiseJudge, win_rates
+from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.settings import LLMSettings, Settings
+from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "eval_tiny"
 
@@ -66,3 +71,36 @@ def test_bad_dataset_errors_name_the_file_and_field(tmp_path: Path) -> None:
     (tmp_path / "questions.jsonl").write_text('{"id": "q1", "supporting_ids": []}\n')
     with pytest.raises(DatasetError, match=r"questions\.jsonl:1: field 'question' is missing"):
         load_dataset(tmp_path)
+
+
+def test_pairwise_judge_cancels_position_bias_and_counts_wins() -> None:
+    def first_always(body: dict[str, Any]) -> object:
+        return tool_use("verdict", dict.fromkeys(CRITERIA, "1"))
+
+    def prefers_detail(body: dict[str, Any]) -> object:
+        prompt = body["messages"][0]["content"]
+        winner = "1" if prompt.index("detailed") < prompt.index("Answer 2:") else "2"
+        return tool_use("verdict", dict.fromkeys(CRITERIA, winner) | {"diversity": "tie"})
+
+    def judge(server: FakeAnthropicServer) -> PairwiseJudge:
+        settings = LLMSettings(base_url=server.base_url, max_retries=1, requests_per_minute=10_000)
+        return PairwiseJudge(ClaudeClient(settings, Settings().prices, api_key="test-key", base_delay=0.001))
+
+    with FakeAnthropicServer(first_always) as server:
+        biased = judge(server)
+        assert biased.compare("q?", "short", "a detailed answer") == dict.fromkeys(CRITERIA, 0.5)
+        assert biased.calls == 2 and len(server.requests) == 2
+    with FakeAnthropicServer(prefers_detail) as server:
+        fair = judge(server)
+        scores = [
+            fair.compare("q?", "a detailed answer", "short"),
+            fair.compare("q2?", "short", "a detailed one"),
+        ]
+    assert scores[0] == {"comprehensiveness": 1.0, "diversity": 0.5, "empowerment": 1.0, "overall": 1.0}
+    assert scores[1]["overall"] == 0.0
+    assert win_rates(scores) == {
+        "comprehensiveness": 50.0,
+        "diversity": 50.0,
+        "empowerment": 50.0,
+        "overall": 50.0,
+    }
