@@ -7,6 +7,7 @@ import pyarrow as pa
 
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.parquet_store import read_table
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
 
@@ -32,7 +33,7 @@ def graph_vectors(
     """Entity, relationship and fact vectors; unchanged descriptions come from the embedding cache."""
     embedder = graphunified.embedder()
     db = lancedb.connect(str(graphunified.layout.lancedb))
-    metadata: dict[str, int | str] = {"model": embedder.model_name}
+    metadata: dict[str, object] = {"model": embedder.model_name}
     for source, target in VECTOR_TABLES.items():
         table = read_table(graphunified.layout.table_path(source))
         texts = [_TEXTS[source](row) for row in table.to_pylist()]
@@ -51,4 +52,11 @@ def graph_vectors(
         metadata[target] = indexed.num_rows
         context.log.info(f"{target}: {indexed.num_rows} rows")
     metadata["texts_embedded"] = embedder.texts_embedded
+    layout = graphunified.layout
+    manifest = write_manifest(
+        layout.index_path("graph_vectors"),
+        {source: file_fingerprint(layout.table_path(source)) for source in VECTOR_TABLES},
+        model=embedder.model_name,
+    )
+    metadata["built_from"] = dg.MetadataValue.json(manifest["built_from"])
     return dg.MaterializeResult(metadata=metadata)

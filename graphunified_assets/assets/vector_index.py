@@ -11,6 +11,7 @@ from dagster_duckdb import DuckDBResource
 from graphunified_assets.lib.pruning import prune_partition_files
 from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.providers import EmbeddingModelMismatch
 from graphunified_query.tables import CHUNK_EMBEDDINGS, CHUNKS, DOCUMENTS, EXTRACTIONS
 
@@ -39,6 +40,11 @@ def chunk_vectors(
         )
     joined = _attach_vectors(chunks, chunk_embeddings)
     table = lancedb.connect(str(layout.lancedb)).create_table(CHUNK_VECTORS, data=joined, mode="overwrite")
+    manifest = write_manifest(
+        layout.index_path(CHUNK_VECTORS),
+        {name: file_fingerprint(layout.partition_dir(name)) for name in (CHUNKS, CHUNK_EMBEDDINGS)},
+        model=next(iter(models), ""),
+    )
     return dg.MaterializeResult(
         metadata={
             "rows": table.count_rows(),
@@ -47,6 +53,7 @@ def chunk_vectors(
             "model": next(iter(models), ""),
             "corpus": dg.MetadataValue.md(_corpus_statistics(duckdb, layout.partition_dir(DOCUMENTS))),
             "mean_chunk_tokens": float(pc.mean(chunks.column("n_tokens")).as_py() or 0.0),
+            "built_from": dg.MetadataValue.json(manifest["built_from"]),
         }
     )
 
