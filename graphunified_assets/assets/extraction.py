@@ -20,9 +20,12 @@ def extractions(
     """Per-chunk entities, relationships and subject-predicate-object facts."""
     extractor = graphunified.extractor()
     ids, raw = chunks.column("id").to_pylist(), chunks.column("text").to_pylist()
-    raw = [contextual_text(s, t) for s, t in zip(chunks.column("section").to_pylist(), raw, strict=True)]
-    # The extractor sees markup-free text, so link targets never become entities.
-    texts = [ChunkText(chunk_id, plain_text(text)) for chunk_id, text in zip(ids, raw, strict=True)]
+    sections = chunks.column("section").to_pylist()
+    # The extractor sees markup-free text (link targets never become entities) under its heading.
+    texts = [
+        ChunkText(chunk_id, plain_text(contextual_text(section, text)), title=section.split(" > ")[-1])
+        for chunk_id, section, text in zip(ids, sections, raw, strict=True)
+    ]
     started = time.perf_counter()
     try:
         results = extractor.extract(texts)

@@ -1,6 +1,7 @@
 """`hipporag`: Personalized PageRank over the entity–passage graph (HippoRAG v1 and v2).
 
-Seeds: entities named by the facts most similar to the query (HippoRAG 2's fact recognition),
+Seeds: the entities the question names (linked by title), entities named by the facts most
+similar to the query (HippoRAG 2's fact recognition),
 entities whose descriptions match the query, and the entities of the top dense passage (so the
 walk can take the second hop from the first one). Each seed is weighted by specificity, 1 / the
 number of passages mentioning it (HippoRAG v1: rare entities say more). Passage nodes get a small
@@ -19,6 +20,7 @@ from graphunified_query.indexes.dense import top_k as top_scores
 from graphunified_query.results import Retrieval
 from graphunified_query.retrieval.base import REGISTRY, RetrieverBase, register
 from graphunified_query.retrieval.contexts import chunk_result
+from graphunified_query.retrieval.entity_linking import NameIndex
 from graphunified_query.retrieval.ppr import personalized_pagerank, transition_matrix
 
 UNSPECIFIC_TYPES = frozenset({"DATE"})
@@ -31,12 +33,11 @@ class HippoRAGRetriever(RetrieverBase):
         query: str,
         top_k: int = 10,
         *,
-        ppr_alpha: float = 0.85,
+        ppr_alpha: float = 0.5,
         top_k_facts: int = 5,
         top_k_entities: int = 5,
         seed_passages: int = 1,
         passage_weight: float = 0.05,
-        dense_candidates: int = 100,
         min_similarity: float = 0.2,
         **params: Any,
     ) -> Retrieval:
@@ -49,16 +50,16 @@ class HippoRAGRetriever(RetrieverBase):
             return Retrieval(self.name, found.results, metadata={"fallback": "naive: the graph has no edges"})
         q = self.context.embed_query(query)
         chunk_sims = snap.chunk_vectors.similarities(q)
-        seeds = self._entity_seeds(q, chunk_sims, top_k_facts, top_k_entities, seed_passages, min_similarity)
+        seeds = self._entity_seeds(
+            query, q, chunk_sims, top_k_facts, top_k_entities, seed_passages, min_similarity
+        )
         reset = np.zeros(len(graph.node_ids), np.float32)
         for entity_id, weight in seeds.items():
             reset[graph.index[entity_id]] += weight
-        entity_mass = reset.sum() or 1.0
-        passages = self._passage_reset(chunk_sims, dense_candidates)
-        for chunk_row, weight in passages.items():
-            node = graph.index.get(snap.chunks.ids[chunk_row])
-            if node is not None:
-                reset[node] += passage_weight * entity_mass * weight
+        # HippoRAG 2: every passage node gets passage_weight x its min-max scaled dense score.
+        passage_nodes = self._passage_nodes_of_chunks()
+        present = passage_nodes >= 0
+        reset[passage_nodes[present]] += passage_weight * _min_max(chunk_sims)[present]
         mass = personalized_pagerank(self._transition(), reset, damping=ppr_alpha)
         passage_mass = mass[graph.n_entities :]
         chunk_of_node = self._chunk_rows_of_passage_nodes()
@@ -80,6 +81,7 @@ class HippoRAGRetriever(RetrieverBase):
 
     def _entity_seeds(
         self,
+        query: str,
         q: np.ndarray,
         chunk_sims: np.ndarray,
         top_k_facts: int,
@@ -97,6 +99,10 @@ class HippoRAGRetriever(RetrieverBase):
                 return  # "1889" links every passage of its year: a hub, not a clue to the subject
             raw[entity_id] = raw.get(entity_id, 0.0) + weight
 
+        # The entities the question names: the strongest seeds (HippoRAG links query entities first).
+        for _span, rows in self._names().link(query):
+            for row in rows:
+                add(snap.entities[row]["id"], 1.0)
         for row, sim in snap.fact_vectors.search(q, top_k_facts):
             if sim >= min_similarity:
                 add(snap.facts[row]["subject_id"], sim)
@@ -112,16 +118,20 @@ class HippoRAGRetriever(RetrieverBase):
             e: w / max(len(snap.entities[snap.entity_row[e]]["text_unit_ids"]), 1) for e, w in raw.items()
         }
 
-    def _passage_reset(self, chunk_sims: np.ndarray, candidates: int) -> dict[int, float]:
-        """Dense similarity of the best candidate passages, min-max scaled, summing to 1."""
-        best = top_scores(chunk_sims, candidates)
-        if not best:
-            return {}
-        values = np.array([s for _, s in best], np.float32)
-        low, high = values.min(), values.max()
-        scaled = (values - low) / (high - low) if high > low else np.ones_like(values)
-        total = scaled.sum() or 1.0
-        return {row: float(v / total) for (row, _), v in zip(best, scaled, strict=True)}
+    def _passage_nodes_of_chunks(self) -> np.ndarray:
+        """For each chunk row, its passage node in the graph (-1 if absent)."""
+        cached = self.snapshot.extras.get("ppr_passage_nodes")
+        if cached is None:
+            index = self.snapshot.graph.index
+            cached = np.array([index.get(c, -1) for c in self.snapshot.chunks.ids], np.int64)
+            self.snapshot.extras["ppr_passage_nodes"] = cached
+        return cached
+
+    def _names(self) -> NameIndex:
+        cached = self.snapshot.extras.get("name_index")
+        if cached is None:
+            cached = self.snapshot.extras["name_index"] = NameIndex.build(self.snapshot.entities)
+        return cached
 
     def _transition(self) -> sp.csr_matrix:
         cached = self.snapshot.extras.get("ppr_transition")
@@ -137,3 +147,8 @@ class HippoRAGRetriever(RetrieverBase):
             cached = np.array([rows.get(n, -1) for n in graph.node_ids[graph.n_entities :]], np.int64)
             self.snapshot.extras["ppr_chunk_rows"] = cached
         return cached
+
+
+def _min_max(scores: np.ndarray) -> np.ndarray:
+    low, high = float(scores.min(initial=0.0)), float(scores.max(initial=0.0))
+    return (scores - low) / (high - low) if high > low else np.ones_like(scores)

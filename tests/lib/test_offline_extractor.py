@@ -151,3 +151,25 @@ def test_entity_types_filter(nlp: Language) -> None:
 )
 def test_clean_name(raw: str, clean: str) -> None:
     assert clean_name(raw) == clean
+
+
+def test_the_passage_title_is_an_entity_related_to_what_its_opening_names(nlp: Language) -> None:
+    extractor = OfflineExtractor(entity_types=ALL_TYPES, nlp=nlp)
+    text = (
+        "Jump for Glory\n\nJump for Glory is a 1937 British drama film directed by Raoul Walsh. "
+        "It was made at Isleworth Studios. Years later the studio closed."
+    )
+    (result,) = extractor.extract([ChunkText("c1", text, title="Jump for Glory")])
+    assert ("Jump for Glory", "CONCEPT") in _entities(result)  # spaCy tags no entity for it
+    title = next(e for e in result.entities if e.name == "Jump for Glory")
+    assert title.description.startswith("Jump for Glory is a 1937 British drama film")
+    edges = _edges(result)
+    assert frozenset(("Jump for Glory", "Raoul Walsh")) in edges
+    assert frozenset(("Jump for Glory", "Isleworth Studios")) in edges  # second sentence of the opening
+    # A title spaCy does type keeps that type, and without a title nothing is added.
+    (typed,) = extractor.extract(
+        [ChunkText("c2", "Raoul Walsh\n\nRaoul Walsh was a director.", title="Raoul Walsh")]
+    )
+    assert ("Raoul Walsh", "PERSON") in _entities(typed) and len(typed.entities) == 1
+    (untitled,) = extractor.extract([ChunkText("c3", text)])
+    assert "Jump for Glory" not in {e.name for e in untitled.entities}

@@ -118,3 +118,14 @@ def test_global_search_maps_several_communities(engine: QueryEngine) -> None:
     assert len({r.metadata["community"] for r in retrieval.results}) >= 2
     assert all(r.kind == "community_report" and r.chunk_ids for r in retrieval.results)
     assert retrieval.llm_calls == 0 and retrieval.metadata["map"] == "extractive"
+
+
+def test_name_linking_finds_the_entities_a_question_names() -> None:
+    from graphunified_query.retrieval.entity_linking import NameIndex
+
+    index = NameIndex.build(
+        [{"title": t} for t in ("Jump for Glory", "Jump", "Raoul Walsh", "state", "Mach's principle", "Iowa")]
+    )
+    linked = index.link("Who directed Jump for Glory, in which state is Iowa, and what is Mach's principle?")
+    assert [span for span, _ in linked] == ["Jump for Glory", "Iowa", "Mach s principle"]  # longest first
+    assert linked[0][1] == (0,) and index.link("who was jumping") == []

@@ -62,10 +62,15 @@ class OfflineExtractor:
         return self._nlp
 
     def extract(self, chunks: Sequence[ChunkText]) -> list[ChunkExtraction]:
-        docs = self.nlp.pipe((c.text for c in chunks), batch_size=32)
-        return [self._extract_doc(chunk.chunk_id, doc) for chunk, doc in zip(chunks, docs, strict=True)]
+        # The title line is not a sentence: spaCy would glue it onto the first one. It is added as
+        # an entity of its own instead (see _add_title).
+        docs = self.nlp.pipe((_without_title(c) for c in chunks), batch_size=32)
+        return [
+            self._extract_doc(chunk.chunk_id, doc, chunk.title)
+            for chunk, doc in zip(chunks, docs, strict=True)
+        ]
 
-    def _extract_doc(self, chunk_id: str, doc: Doc) -> ChunkExtraction:
+    def _extract_doc(self, chunk_id: str, doc: Doc, title: str = "") -> ChunkExtraction:
         entity_at = {t.i: ent for ent in doc.ents for t in ent}
         short_forms = _short_forms(doc)
         mentions: dict[Key, list[str]] = {}
@@ -92,6 +97,8 @@ class OfflineExtractor:
                 if fact not in facts:
                     facts.append(fact)
             antecedent = _next_antecedent(sent, antecedent)
+        if title:
+            self._add_title(title, doc, mentions, pairs)
         return ChunkExtraction(
             chunk_id=chunk_id,
             entities=tuple(
@@ -102,6 +109,29 @@ class OfflineExtractor:
             facts=tuple(ExtractedFact(subject=s, predicate=p, object=o) for s, p, o in facts),
             extra={"sentences": float(n_sentences)},
         )
+
+    def _add_title(
+        self, title: str, doc: Doc, mentions: dict[Key, list[str]], pairs: dict[tuple[Key, Key], _Pair]
+    ) -> None:
+        """The passage's title is an entity (HippoRAG indexes titles too): the subject the passage is
+        about, often never tagged by NER ("Jump for Glory"), related to what its opening mentions."""
+        name = clean_name(title)
+        if not is_useful_name(name, "CONCEPT"):
+            return
+        same = [key for key in mentions if key[0].lower() == name.lower()]
+        key = same[0] if same else (name, _title_type(doc, name, self.entity_types))
+        opening = [
+            trim(s.text, _SENTENCE_CHARS) for s in list(doc.sents)[:_TITLE_SENTENCES] if s.text.strip()
+        ]
+        if key not in mentions:
+            mentions[key] = opening[:1]
+        related = [other for other, texts in mentions.items() if other != key and set(texts) & set(opening)]
+        for other in related[:_TITLE_RELATIONS]:
+            pair = pairs.setdefault((key, other) if key <= other else (other, key), _Pair())
+            pair.count += 1
+            shared = next(t for t in opening if t in mentions[other])
+            if shared not in pair.sentences:
+                pair.sentences.append(shared)
 
     def _sentence_entities(self, sent: Span, short_forms: dict[str, Key]) -> list[tuple[Key, Token]]:
         """Kept entities of a sentence, first mention of each, with the span's root token."""
@@ -159,6 +189,26 @@ def _next_antecedent(sent: Span, current: str | None) -> str | None:
     if current is None:
         return next((clean_name(e.text) for e in sent.ents if e.label_ == "PERSON"), None)
     return current
+
+
+def _without_title(chunk: ChunkText) -> str:
+    head = chunk.text.lstrip()
+    if chunk.title and head.startswith(chunk.title) and head[len(chunk.title) : len(chunk.title) + 1] in "\n":
+        return head[len(chunk.title) :].lstrip()
+    return chunk.text
+
+
+_TITLE_SENTENCES = 2  # a passage's opening sentences say what its title entity relates to
+_TITLE_RELATIONS = 8
+
+
+def _title_type(doc: Doc, name: str, entity_types: frozenset[str] | set[str] | tuple[str, ...]) -> str:
+    """The NER type of the title when spaCy tagged it somewhere in the passage, else CONCEPT."""
+    for ent in doc.ents:
+        type_ = LABEL_TO_TYPE.get(ent.label_)
+        if clean_name(ent.text).lower() == name.lower() and type_ in entity_types:
+            return type_
+    return "CONCEPT"
 
 
 def _describe(sentences: list[str]) -> str:

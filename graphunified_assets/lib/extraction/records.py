@@ -48,6 +48,7 @@ class ExtractedFact(_Record):
 class ChunkText:
     chunk_id: str
     text: str
+    title: str = ""  # the chunk's own heading (a JSONL passage's title): what the passage is about
 
 
 @dataclass(frozen=True)
