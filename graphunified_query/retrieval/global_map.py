@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from graphunified_query.providers.claude import ClaudeClient
 from graphunified_query.providers.embedding import Embedder
 
@@ -92,6 +94,7 @@ class ExtractiveMapper:
         self.embedder = embedder
         self.min_similarity = min_similarity
         self.max_points = max_points
+        self._vectors: dict[str, np.ndarray] = {}  # report points recur across queries: embed each once
 
     def map(self, query: str, reports: list[Mapping[str, Any]]) -> list[list[Point]]:
         candidates = [_report_points(report) for report in reports]
@@ -99,7 +102,10 @@ class ExtractiveMapper:
         if not flat:
             return [[] for _ in reports]
         q = self.embedder.embed([query], kind="query")[0]
-        similarities = iter(self.embedder.embed(flat) @ q)
+        missing = list(dict.fromkeys(t for t in flat if t not in self._vectors))
+        if missing:
+            self._vectors.update(zip(missing, self.embedder.embed(missing), strict=True))
+        similarities = iter(np.stack([self._vectors[t] for t in flat]) @ q)
         mapped = []
         for points in candidates:
             scored = [(text, float(next(similarities))) for text in points]

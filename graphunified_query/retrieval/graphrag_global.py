@@ -16,12 +16,16 @@ import numpy as np
 from graphunified_query.indexes.dense import top_k as top_scores
 from graphunified_query.providers.cost import Usage
 from graphunified_query.results import Retrieval, RetrievalResult
-from graphunified_query.retrieval.base import RetrieverBase, register
+from graphunified_query.retrieval.base import RetrieverBase, RetrieverContext, register
 from graphunified_query.retrieval.global_map import ClaudeMapper, ExtractiveMapper, Mapper
 
 
 @register("graphrag_global")
 class GraphRAGGlobalRetriever(RetrieverBase):
+    def __init__(self, context: RetrieverContext) -> None:
+        super().__init__(context)
+        self._extractive: ExtractiveMapper | None = None
+
     def retrieve(
         self,
         query: str,
@@ -105,7 +109,9 @@ class GraphRAGGlobalRetriever(RetrieverBase):
     def _mapper(self) -> Mapper:
         if self.context.llm is not None:
             return ClaudeMapper(self.context.llm, concurrency=self.context.settings.query.map_concurrency)
-        return ExtractiveMapper(self.context.embedder)
+        if self._extractive is None:
+            self._extractive = ExtractiveMapper(self.context.embedder)  # keeps its point vectors
+        return self._extractive
 
     def _report_chunks(self, community: int, chunk_sims: np.ndarray, limit: int = 5) -> list[str]:
         """The community's passages most similar to the query: where its report's claims come from."""
