@@ -11,11 +11,11 @@ An existing home is reused: its full-build figures are read back from the last r
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import platform
 import resource
-import shutil
 import time
 from pathlib import Path
 
@@ -52,16 +52,20 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--home", type=Path, default=ROOT / "bench/.homes/scale")
     parser.add_argument("--provider", default="local", choices=["local", "voyage"])
+    parser.add_argument("--limit", type=int, default=0, help="first N passages only (0 = all)")
     args = parser.parse_args()
-    print(json.dumps(run(args.corpus, args.home.resolve(), args.provider), indent=2))
+    print(json.dumps(run(args.corpus, args.home.resolve(), args.provider, args.limit), indent=2))
 
 
-def run(corpus: Path, home: Path, provider: str) -> dict[str, object]:
+def run(corpus: Path, home: Path, provider: str, limit: int = 0) -> dict[str, object]:
     input_dir = home.parent / f"{home.name}-input"
     input_dir.mkdir(parents=True, exist_ok=True)
     home.mkdir(parents=True, exist_ok=True)
-    if not (input_dir / corpus.name).exists():
-        shutil.copyfile(corpus, input_dir / corpus.name)
+    target_file = input_dir / corpus.name.removesuffix(".gz")
+    if not target_file.exists():
+        with gzip.open(corpus, "rt", encoding="utf-8") if corpus.suffix == ".gz" else corpus.open() as lines:
+            kept = [line for n, line in enumerate(lines) if not limit or n < limit]
+        target_file.write_text("".join(kept), encoding="utf-8")
     (input_dir / "added-document.md").unlink(missing_ok=True)
     (home / "settings.yaml").write_text(f"embedding:\n  provider: {provider}\n")
     target = GraphUnifiedResource(home=str(home), input_dir=str(input_dir))
@@ -94,6 +98,7 @@ def run(corpus: Path, home: Path, provider: str) -> dict[str, object]:
     return {
         "benchmark": "graph + communities + reports + strategy indexes (offline models)",
         "corpus": corpus.name,
+        "passages_limit": limit or "all",
         "full_build": full,
         "global_stage_seconds": round(global_seconds, 1),
         "entities": read_table(layout.table_path(ENTITIES)).num_rows,

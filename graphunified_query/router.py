@@ -41,6 +41,13 @@ _COMPARISON = re.compile(
     r"|less than|which (?:one )?of|which (?:is|was|one is) \w+(?:er|est))\b"
 )
 _NESTED = re.compile(r"\b(?:who|what|which|where|when)\b.*\bof the\b.*\b(?:that|which|who|whose)\b")
+# "the director of film X", "the capital of the state where ...", "X's husband": the answer is an
+# attribute of something the question reaches through a relation, i.e. a bridge (multi-hop) question.
+_RELATION_CHAIN = re.compile(
+    r"\bthe [a-z]+(?: [a-z]+)? (?:of|for) (?:the |a |an )?(?:[a-z]+ )?"
+    r"(?:[A-Z0-9]|[a-z]+ (?:that|which|who|where))"
+    r"|[A-Z][\w.\-]*(?:'s|’s) (?:[a-z]+ ){0,2}?[a-z]+(?:'s|’s)? ?[a-z]*"
+)
 _ABOUT = re.compile(r"^\s*(?:who|what) (?:is|was|are|were)\b|\btell me about\b|\bdescribe\b|\bknow about\b")
 _NOT_BRIDGES = {"DATE"}  # a year in a question narrows it; it is not an entity to hop through
 
@@ -123,6 +130,12 @@ RULES: tuple[Rule, ...] = (
         "hipporag",
         "mentions several named entities ({cue}) to bridge",
         _when(lambda f: len(f.entities) >= 2, _names),
+    ),
+    Rule(
+        "relation_chain",
+        "hipporag",
+        'reaches its answer through a relation ("{cue}"), a bridge question',
+        lambda f: m.group(0).strip() if (m := _RELATION_CHAIN.search(f.question)) else None,
     ),
     Rule(
         "one_entity",

@@ -43,9 +43,8 @@ class GraphRAGLocalRetriever(RetrieverBase):
         scores, hops = expand(
             snap, {snap.entities[r]["id"]: s for r, s in seeds}, max_hops, decay, max_neighbourhood
         )
-        chunk_sims = snap.chunk_vectors.similarities(q)
         seed_ids = [snap.entities[r]["id"] for r, _ in seeds]
-        chunks = self._seed_chunks(seed_ids, scores, chunk_sims)
+        chunks = self._seed_chunks(seed_ids, scores, q)
         ranked_chunks = [c.chunk_id for c in sorted(chunks, key=lambda c: -c.score) if c.chunk_id]
         elements: list[RetrievalResult] = [
             entity_result(snap, snap.entity_row[e], s, ranked_chunks=ranked_chunks, hop=hops[e])
@@ -68,7 +67,7 @@ class GraphRAGLocalRetriever(RetrieverBase):
         )
 
     def _seed_chunks(
-        self, seed_ids: list[str], scores: dict[str, float], chunk_sims: np.ndarray
+        self, seed_ids: list[str], scores: dict[str, float], q: np.ndarray
     ) -> list[RetrievalResult]:
         """Chunks mentioning the query's entities, by dense similarity plus how many seeds they name."""
         snap = self.snapshot
@@ -77,11 +76,16 @@ class GraphRAGLocalRetriever(RetrieverBase):
         for entity_id in seed_ids:
             for row in snap.chunk_rows(snap.entities[snap.entity_row[entity_id]]["text_unit_ids"]):
                 support[row] = support.get(row, 0.0) + scores[entity_id] / total
+        rows = list(support)
+        sims = snap.chunk_vectors.matrix[rows] @ q if rows else []
         return [
             chunk_result(
-                snap, row, 0.5 * max(float(chunk_sims[row]), 0.0) + 0.5 * s, entity_support=round(s, 4)
+                snap,
+                row,
+                0.5 * max(float(sim), 0.0) + 0.5 * support[row],
+                entity_support=round(support[row], 4),
             )
-            for row, s in support.items()
+            for row, sim in zip(rows, sims, strict=True)
         ]
 
 

@@ -75,12 +75,13 @@ class LightRAGRetriever(RetrieverBase):
     ) -> None:
         """Low-level keys: entities, then the relationships around them."""
         snap = self.snapshot
-        relation_sims = snap.relationship_vectors.similarities(q)
         for row, sim in snap.entity_vectors.search(q, depth):
             score = weight * max(sim, 0.0)
             entities[row] = entities.get(row, 0.0) + score
-            for _, rel in snap.neighbours.get(snap.entities[row]["id"], [])[:20]:
-                related = score * max(float(relation_sims[rel]), 0.0)
+            around = [rel for _, rel in snap.neighbours.get(snap.entities[row]["id"], [])[:20]]
+            # Only the visited relationships are scored: not a pass over the whole relationship index.
+            for rel, similarity in zip(around, snap.relationship_vectors.matrix[around] @ q, strict=True):
+                related = score * max(float(similarity), 0.0)
                 relations[rel] = max(relations.get(rel, 0.0), related)
 
     def _global(

@@ -100,3 +100,24 @@ def test_spacy_loads_lazily_and_once() -> None:
     router.route("Who is Thomas Hale?", ALL)
     router.route("Summarize the documents.", ALL)
     assert len(loads) == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "cue"),
+    [
+        ("Where was the director of film The Time Of The Hunt born?", "the director of film T"),
+        (
+            "What is the population of the state where Dodge City Regional Airport is located?",
+            "the state where",
+        ),
+        ("When was Laura Marx's husband born?", "Marx's husband"),
+    ],
+)
+def test_a_relation_chain_is_a_bridge_question(router: Router, question: str, cue: str) -> None:
+    decision = router.route(question, ALL)
+    assert decision.strategy == "hipporag" and decision.features["rule"] == "relation_chain"
+    assert cue in decision.reason
+
+
+def test_a_plain_lookup_is_not_a_relation_chain(router: Router) -> None:
+    assert router.route("Who founded the Hale Mill?", ALL).features["rule"] != "relation_chain"
