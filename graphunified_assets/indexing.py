@@ -88,14 +88,22 @@ def index(resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print
     run_ids = []
     for start, end in ranges:
         echo(f"indexing documents {start!r} .. {end!r}")
-        run_ids.append(_run(defs, INDEX_DOCUMENTS, instance, partition_range_tags(start, end)))
+        run_ids.append(run_job(defs, INDEX_DOCUMENTS, instance, partition_range_tags(start, end)))
     if ranges or plan.removed or not resource.layout.lancedb.exists():
         echo("refreshing global indexes")
-        run_ids.append(_run(defs, REFRESH_INDEXES, instance, {}))
+        run_ids.append(run_job(defs, REFRESH_INDEXES, instance, {}))
     return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
 
 
-def _run(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict[str, str]) -> str:
+def run_job(
+    defs: dg.Definitions,
+    job_name: str,
+    instance: dg.DagsterInstance,
+    tags: dict[str, str],
+    *,
+    then: str = "re-run `index`: finished documents are not redone",
+) -> str:
+    """Execute a job in process; a failed run is an error naming its failed steps and what to do."""
     result = defs.resolve_job_def(job_name).execute_in_process(
         instance=instance, tags=tags, raise_on_error=False
     )
@@ -103,6 +111,6 @@ def _run(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags
         failed = [e.step_key for e in result.all_events if e.is_step_failure]
         raise RuntimeError(
             f"Dagster run {result.run_id} of {job_name} failed at {failed}; inspect it with `make ui` "
-            "(Runs tab) and re-run `index`: finished documents are not redone."
+            f"(Runs tab), then {then}."
         )
     return result.run_id

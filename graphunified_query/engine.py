@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphunified_query.generation import ClaudeGenerator, ExtractiveGenerator, Generator
+from graphunified_query.generation.select import claude_configured
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers.cost import Usage
 from graphunified_query.providers.embedding import Embedder, check_same_model, make_embedder
@@ -164,10 +165,9 @@ class QueryEngine:
 
 def _claude(settings: Settings, layout: HomeLayout, environ: Mapping[str, str]) -> Any:
     """A Claude client when the settings and environment ask for one; None means offline."""
-    key = environ.get("ANTHROPIC_API_KEY", "").strip()
-    provider = settings.llm.provider
-    if provider == "offline" or (provider == "auto" and not key):
+    if not claude_configured(settings, environ):
         return None
+    key = environ.get("ANTHROPIC_API_KEY", "").strip()
     from graphunified_query.providers.claude import ClaudeClient
     from graphunified_query.providers.llm_cache import LLMCache
 

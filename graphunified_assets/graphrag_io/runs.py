@@ -16,7 +16,7 @@ import pyarrow as pa
 from graphunified_assets.assets.strategy_indexes import BM25_INDEX, PPR_GRAPH, REPORT_VECTORS
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
 from graphunified_assets.build import build_definitions
-from graphunified_assets.indexing import prepare_instance
+from graphunified_assets.indexing import prepare_instance, run_job
 from graphunified_assets.partitions import documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_assets.sensors import partition_range_tags
@@ -81,13 +81,4 @@ def build_indexes(
 
 
 def _run(defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict[str, str]) -> str:
-    result = defs.resolve_job_def(job_name).execute_in_process(
-        instance=instance, tags=tags, raise_on_error=False
-    )
-    if not result.success:
-        failed = [e.step_key for e in result.all_events if e.is_step_failure]
-        raise RuntimeError(
-            f"Dagster run {result.run_id} of {job_name} failed at {failed}; inspect it with `make ui` "
-            "(Runs tab), then import again into a fresh --home."
-        )
-    return result.run_id
+    return run_job(defs, job_name, instance, tags, then="import again into a fresh --home")

@@ -25,6 +25,13 @@ class Generator(Protocol):
         ...
 
 
+def claude_configured(settings: Settings, environ: Mapping[str, str] = os.environ) -> bool:
+    """The one rule for the query side: Claude when asked for, or on 'auto' with a key."""
+    if settings.llm.provider == "auto":
+        return bool(environ.get(API_KEY_VARIABLE, "").strip())
+    return settings.llm.provider == "anthropic"
+
+
 def make_generator(
     settings: Settings,
     *,
@@ -33,10 +40,7 @@ def make_generator(
     environ: Mapping[str, str] = os.environ,
 ) -> Generator:
     """Claude for llm.provider 'anthropic', or 'auto' with ANTHROPIC_API_KEY set; else extractive."""
-    provider = settings.llm.provider
-    if provider == "auto":
-        provider = "anthropic" if environ.get(API_KEY_VARIABLE, "").strip() else "offline"
-    if provider == "offline":
+    if not claude_configured(settings, environ):
         return ExtractiveGenerator(embedder, settings.query)
     return ClaudeGenerator((client_factory or _default_client)(settings), settings.query)
 
