@@ -2,16 +2,19 @@
 
 import dagster as dg
 
-from graphunified_assets.lib.graph.communities import (
+from graphunified_assets.lib.graph.communities import communities_table
+from graphunified_assets.lib.graph.leiden import (
     LeidenParameters,
-    communities_table,
+    clustering_table,
     detect_communities,
-    top_level_assignment,
+    read_clustering,
 )
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import read_table, write_table_atomic
 from graphunified_query.tables import COMMUNITIES, ENTITIES, RELATIONSHIPS
+
+CLUSTERING_STATE = "community_clustering"
 
 
 @dg.asset(
@@ -23,21 +26,24 @@ from graphunified_query.tables import COMMUNITIES, ENTITIES, RELATIONSHIPS
 def communities(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource
 ) -> dg.MaterializeResult:
-    """Warm-started from the previous top level, so untouched communities keep their members."""
+    """Re-clusters only the top-level communities an update touched; the rest keep their members."""
     layout = graphunified.layout
     settings = graphunified.settings.graph
     entities = read_table(layout.table_path(ENTITIES))
     relationships = read_table(layout.table_path(RELATIONSHIPS))
     path = layout.table_path(COMMUNITIES)
     previous = read_table(path) if path.exists() else None
+    state_path = layout.table_path(CLUSTERING_STATE)
+    previous_clustering = read_clustering(read_table(state_path)) if state_path.exists() else None
     edges = [
         (r["source_id"], r["target_id"], r["weight"])
         for r in relationships.select(["source_id", "target_id", "weight"]).to_pylist()
     ]
-    found = detect_communities(
-        edges,
-        LeidenParameters(settings.max_cluster_size, settings.max_level, settings.resolution, settings.seed),
-        previous_top_level=top_level_assignment(previous),
+    parameters = LeidenParameters(
+        settings.max_cluster_size, settings.max_level, settings.resolution, settings.seed
+    )
+    found, clustering = detect_communities(
+        edges, parameters, previous=previous_clustering if previous is not None else None
     )
     rows = entities.select(["id", "description", "text_unit_ids"]).to_pylist()
     previous_periods = (
@@ -59,6 +65,7 @@ def communities(
         previous_periods=previous_periods,
     )
     write_table_atomic(path, table)
+    write_table_atomic(state_path, clustering_table(clustering))
     unchanged = len(set(previous_periods) & set(table.column("content_hash").to_pylist()))
     levels = table.group_by("level").aggregate([("level", "count")]).sort_by("level").to_pylist()
     context.log.info(f"communities: {table.num_rows} ({unchanged} unchanged)")

@@ -5,6 +5,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
+from graphunified_assets.lib.relationship_vectors import relationship_text, relationship_vectors
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
@@ -14,7 +15,7 @@ from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
 # What each row is embedded as: the name carries the match, the description the context.
 _TEXTS = {
     ENTITIES: lambda row: f"{row['title']}: {row['description']}",
-    RELATIONSHIPS: lambda row: f"{row['source']} {row['type']} {row['target']}: {row['description']}",
+    RELATIONSHIPS: relationship_text,
     FACTS: lambda row: row["text"],
 }
 VECTOR_TABLES = {ENTITIES: "entity_vectors", RELATIONSHIPS: "relationship_vectors", FACTS: "fact_vectors"}
@@ -36,8 +37,14 @@ def graph_vectors(
     metadata: dict[str, object] = {"model": embedder.model_name}
     for source, target in VECTOR_TABLES.items():
         table = read_table(graphunified.layout.table_path(source))
-        texts = [_TEXTS[source](row) for row in table.to_pylist()]
-        vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension), np.float32)
+        rows = table.to_pylist()
+        texts = [_TEXTS[source](row) for row in rows]
+        if not texts:
+            vectors = np.zeros((0, embedder.dimension), np.float32)
+        elif source == RELATIONSHIPS:
+            vectors = relationship_vectors(rows, embedder.embed)
+        else:
+            vectors = embedder.embed(texts)
         dimension = vectors.shape[1] if len(texts) else embedder.dimension  # cached rows fix the size
         flat = pa.array(vectors.astype(np.float32).ravel(), pa.float32())
         indexed = pa.table(

@@ -1,9 +1,7 @@
-"""Hierarchical Leiden communities over the entity graph, as GraphRAG's `communities` table.
+"""The communities found by `leiden`, as GraphRAG's `communities` table with a content hash each.
 
-graspologic-native's hierarchical Leiden (the core of graspologic, without its dependencies)
-clusters the graph, then splits every community larger than ``max_cluster_size`` into a deeper
-level. An update warm-starts from the previous top-level assignment, so communities the change
-did not touch come out with the same members, the same content hash, and keep their reports.
+The hash covers exactly a report's inputs (members, their descriptions, the edges inside), so a
+report is regenerated exactly when it would say something different.
 """
 
 from __future__ import annotations
@@ -11,81 +9,12 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date
 
-import graspologic_native as gn
 import pyarrow as pa
 
+from graphunified_assets.lib.graph.leiden import Community
 from graphunified_query.tables import COMMUNITIES_SCHEMA
-
-
-@dataclass(frozen=True)
-class LeidenParameters:
-    max_cluster_size: int
-    max_level: int
-    resolution: float
-    seed: int
-
-
-@dataclass(frozen=True)
-class Community:
-    key: tuple[int, int]  # (level, Leiden cluster id) before renumbering
-    level: int
-    parent_key: tuple[int, int] | None
-    entity_ids: tuple[str, ...]
-
-
-def detect_communities(
-    edges: Sequence[tuple[str, str, float]],
-    parameters: LeidenParameters,
-    *,
-    previous_top_level: Mapping[str, int] | None = None,
-) -> list[Community]:
-    """Communities up to ``max_level``; entities without any relationship belong to none."""
-    merged: dict[tuple[str, str], float] = defaultdict(float)
-    for source, target, weight in edges:
-        if source != target and weight > 0:
-            merged[(min(source, target), max(source, target))] += weight
-    if not merged:
-        return []
-    edge_list = [(s, t, w) for (s, t), w in sorted(merged.items())]
-    nodes = sorted({n for s, t, _ in edge_list for n in (s, t)})
-    clusters = gn.hierarchical_leiden(
-        edge_list,
-        starting_communities=_warm_start(nodes, previous_top_level),
-        resolution=parameters.resolution,
-        max_cluster_size=parameters.max_cluster_size,
-        seed=parameters.seed,
-    )
-    members: dict[tuple[int, int], list[str]] = defaultdict(list)
-    parents: dict[tuple[int, int], tuple[int, int] | None] = {}
-    for entry in clusters:
-        if entry.level > parameters.max_level:
-            continue
-        key = (entry.level, entry.cluster)
-        members[key].append(entry.node)
-        parent = entry.parent_cluster
-        parents[key] = None if parent is None else (entry.level - 1, parent)
-    return [
-        Community(key, key[0], parents[key], tuple(sorted(ids)))
-        for key, ids in sorted(members.items(), key=lambda item: (item[0][0], sorted(item[1])[0]))
-    ]
-
-
-def _warm_start(nodes: list[str], previous: Mapping[str, int] | None) -> dict[str, int] | None:
-    """The previous top-level community of each node; new nodes start alone."""
-    if not previous:
-        return None
-    start = {node: previous[node] for node in nodes if node in previous}
-    if not start:
-        return None
-    fresh = max(start.values()) + 1
-    for node in nodes:
-        if node not in start:
-            start[node] = fresh
-            fresh += 1
-    return start
 
 
 def communities_table(
@@ -102,12 +31,14 @@ def communities_table(
     for c in communities:
         if c.parent_key is not None and c.parent_key in number:
             children[c.parent_key].append(number[c.key])
-    edges = relationships.select(["id", "source_id", "target_id", "description"]).to_pylist()
+    edges_by_source: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for edge in relationships.select(["id", "source_id", "target_id", "description"]).to_pylist():
+        edges_by_source[edge["source_id"]].append(edge)
     today = date.today().isoformat()
     rows = []
     for c in communities:
         inside = set(c.entity_ids)
-        internal = [e for e in edges if e["source_id"] in inside and e["target_id"] in inside]
+        internal = [e for m in c.entity_ids for e in edges_by_source.get(m, ()) if e["target_id"] in inside]
         content_hash = community_hash(c.entity_ids, entity_descriptions, internal)
         rows.append(
             {
@@ -139,15 +70,3 @@ def community_hash(
     for edge in sorted(internal_edges, key=lambda e: e["id"]):
         digest.update(f"R|{edge['id']}|{edge['description']}\n".encode())
     return digest.hexdigest()
-
-
-def top_level_assignment(previous: pa.Table | None) -> dict[str, int]:
-    """entity id → top-level community number of a previous `communities` table."""
-    if previous is None:
-        return {}
-    assignment: dict[str, int] = {}
-    for row in previous.select(["level", "community", "entity_ids"]).to_pylist():
-        if row["level"] == 0:
-            for entity_id in row["entity_ids"]:
-                assignment[entity_id] = row["community"]
-    return assignment
