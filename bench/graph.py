@@ -89,6 +89,7 @@ def run(corpus: Path, home: Path, provider: str, limit: int = 0) -> dict[str, ob
     added = index(target, echo=lambda _: None)
     add_seconds = time.perf_counter() - started
     reports = _materialization("community_reports")
+    communities = _materialization("communities")
     (input_dir / "added-document.md").unlink()
     started = time.perf_counter()
     index(target, echo=lambda _: None)
@@ -109,6 +110,8 @@ def run(corpus: Path, home: Path, provider: str, limit: int = 0) -> dict[str, ob
             "seconds": round(add_seconds, 1),
             "dagster_runs": added.runs,
             "global_step_seconds": _global_steps(added.run_ids),
+            "communities_unchanged": communities.get("unchanged"),
+            "communities_after": communities.get("rows"),
             "reports_generated": reports.get("generated"),
             "reports_reused": reports.get("reused"),
             "share_of_full_build": round(add_seconds / full["seconds"], 4),

@@ -19,6 +19,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     index_cmd = commands.add_parser("index", help="index new/changed documents, remove deleted ones")
     index_cmd.add_argument("--input", help="input folder (default: settings.storage.input_dir)")
     index_cmd.add_argument("--home", default="data", help="data home holding tables, caches and runs")
+    index_cmd.add_argument(
+        "--refresh",
+        action="store_true",
+        help="rebuild graph, communities, reports and indexes even if no document changed "
+        "(after changing settings or upgrading)",
+    )
     status_cmd = commands.add_parser("status", help="what is indexed and what failed")
     status_cmd.add_argument("--home", default="data")
     export_cmd = commands.add_parser("export-graphrag", help="write the index as a GraphRAG v3 output folder")
@@ -33,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     resource = GraphUnifiedResource(home=args.home, input_dir=getattr(args, "input", None))
     try:
         if args.command == "index":
-            return _index(resource)
+            return _index(resource, refresh=args.refresh)
         if args.command == "export-graphrag":
             return _export_graphrag(resource, Path(args.out))
         if args.command == "import-graphrag":
@@ -44,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _index(resource: GraphUnifiedResource) -> int:
+def _index(resource: GraphUnifiedResource, *, refresh: bool = False) -> int:
     import dagster
 
     from graphunified_assets.indexing import index  # dagster import is slow; only when needed
@@ -55,7 +61,7 @@ def _index(resource: GraphUnifiedResource) -> int:
         print(f"error: input folder {resource.input_path} does not exist; pass --input DIR", file=sys.stderr)
         return 2
     try:
-        report = index(resource)
+        report = index(resource, refresh=refresh)
     except RuntimeError as error:  # a failed run: its message says where to look and what to do
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -53,7 +53,11 @@ def prepare_instance(resource: GraphUnifiedResource) -> dg.DagsterInstance:
     return dg.DagsterInstance.get()
 
 
-def index(resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print) -> IndexReport:
+def index(
+    resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print, refresh: bool = False
+) -> IndexReport:
+    """Index new/changed documents, drop removed ones; ``refresh`` re-runs the global stage regardless
+    (after changing graph or query settings, or upgrading): cached texts cost nothing."""
     started = time.perf_counter()
     defs = build_definitions(resource)
     instance = prepare_instance(resource)
@@ -89,7 +93,7 @@ def index(resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print
     for start, end in ranges:
         echo(f"indexing documents {start!r} .. {end!r}")
         run_ids.append(run_job(defs, INDEX_DOCUMENTS, instance, partition_range_tags(start, end)))
-    if ranges or plan.removed or not resource.layout.lancedb.exists():
+    if refresh or ranges or plan.removed or not resource.layout.lancedb.exists():
         echo("refreshing global indexes")
         run_ids.append(run_job(defs, REFRESH_INDEXES, instance, {}))
     return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)

@@ -17,6 +17,22 @@ from graphunified_query.layout import HomeLayout
 from graphunified_query.parquet_store import write_table_atomic
 
 
+def _split_by(table: pa.Table, column: str) -> dict[str, pa.Table]:
+    """One zero-copy slice per value of ``column``: sort once, then cut at each change.
+
+    Filtering the whole table once per document is quadratic: 12.6K documents took ten minutes.
+    """
+    ordered = table.take(pc.sort_indices(table.column(column)))
+    values = ordered.column(column).to_pylist()
+    parts: dict[str, pa.Table] = {}
+    start = 0
+    for end in range(1, len(values) + 1):
+        if end == len(values) or values[end] != values[start]:
+            parts[values[start]] = ordered.slice(start, end - start)
+            start = end
+    return parts
+
+
 class DocumentTablesIOManager(dg.ConfigurableIOManager):
     """Stores per-document tables under ``<home>/tables/<table>/<document>.parquet``."""
 
@@ -33,8 +49,9 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
         layout = HomeLayout.at(self.home)
         keys = context.asset_partition_keys
         ids = obj.column(column)
+        parts = _split_by(obj, column) if len(keys) > 1 else {keys[0]: obj} if keys else {}
         for key in keys:
-            rows = obj.filter(pc.equal(ids, key)) if len(keys) > 1 else obj
+            rows = parts.get(key, obj.schema.empty_table())
             write_table_atomic(layout.partition_path(table_name, key), rows, durable=False)
         if "content_hash" in obj.column_names:
             # Only after the files are safely on disk does a document count as indexed.

@@ -166,3 +166,16 @@ def _check_names(asset: str) -> list[str]:
         "communities": ["community_hierarchy_is_consistent"],
         "report_vectors": ["vector_indexes_match_tables"],
     }[asset]
+
+
+def test_refresh_rebuilds_the_global_stage_without_new_model_calls(
+    home: Path, input_dir: Path, servers: tuple[FakeAnthropicServer, FakeVoyageServer]
+) -> None:
+    claude, _ = servers
+    resource = _resource(home, input_dir)
+    index(resource, echo=lambda _: None)
+    calls = len(claude.bodies)
+    assert index(resource, echo=lambda _: None).runs == 0  # nothing changed: nothing runs
+    refreshed = index(resource, echo=lambda _: None, refresh=True)
+    assert refreshed.runs == 1 and not refreshed.plan.pending
+    assert len(claude.bodies) == calls  # same communities, same hashes: every report reused

@@ -50,8 +50,9 @@ class GraphRAGLocalRetriever(RetrieverBase):
             entity_result(snap, snap.entity_row[e], s, ranked_chunks=ranked_chunks, hop=hops[e])
             for e, s in scores.items()
         ]
-        relationship_sims = snap.relationship_vectors.similarities(q)
-        for rel in inner_relationships(snap, scores):
+        inner = inner_relationships(snap, scores)
+        relationship_sims = dict(zip(inner, snap.relationship_vectors.matrix[inner] @ q, strict=True))
+        for rel in inner:
             ends = snap.relationships[rel]["source_id"], snap.relationships[rel]["target_id"]
             score = (
                 (scores[ends[0]] + scores[ends[1]])

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
-
 import random
+
+import pyarrow as pa
 
 from graphunified_assets.lib.graph.communities import communities_table
 from graphunified_assets.lib.graph.leiden import (
