@@ -16,8 +16,10 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
+from graphunified_query.indexes import ivf
 from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.dense import DenseIndex
+from graphunified_query.indexes.ivf import ivf_file
 from graphunified_query.indexes.ppr_graph import PPRGraph
 from graphunified_query.layout import HomeLayout
 from graphunified_query.parquet_store import StoreError, read_table
@@ -138,7 +140,9 @@ def load_snapshot(home: Path | str) -> Snapshot:
                 f"{vector_table} was embedded with another model than {CHUNK_VECTORS} ({model}); "
                 f"rebuild with `{hint}`."
             )
-        tables[name] = (rows, _aligned(rows, vectors, dimension, vector_table, hint))
+        index = _aligned(rows, vectors, dimension, vector_table, hint)
+        lists = ivf.load(layout.index_path(ivf_file(vector_table)), index.ids) if len(index) else None
+        tables[name] = (rows, DenseIndex(index.ids, index.matrix, lists))
     try:
         bm25 = BM25Index.load(layout.index_path(BM25_FOLDER))
         graph = PPRGraph.load(layout.index_path(PPR_FILE))

@@ -8,6 +8,7 @@ import pyarrow as pa
 from graphunified_assets.lib.relationship_vectors import relationship_text, relationship_vectors
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.indexes import ivf
 from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.parquet_store import read_table
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
@@ -56,6 +57,12 @@ def graph_vectors(
             }
         )
         db.create_table(target, data=indexed, mode="overwrite")
+        lists_path = graphunified.layout.index_path(ivf.ivf_file(target))
+        if indexed.num_rows >= ivf.MIN_ROWS:
+            ivf.save(lists_path, ivf.build(vectors, table.column("id").to_pylist()))
+            metadata[f"{target}_lists"] = round(ivf.LISTS_PER_SQRT_ROWS * indexed.num_rows**0.5)
+        else:
+            lists_path.unlink(missing_ok=True)  # small tables are searched exactly
         metadata[target] = indexed.num_rows
         context.log.info(f"{target}: {indexed.num_rows} rows")
     metadata["texts_embedded"] = embedder.texts_embedded
