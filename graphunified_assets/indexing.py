@@ -25,6 +25,7 @@ from graphunified_assets.lib.update_plan import UpdatePlan, plan_update
 from graphunified_assets.partitions import documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_assets.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
+from graphunified_query.layout import HomeLayout
 
 _QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}  # step-level DEBUG drowns progress
 INSTANCE_TEMPLATE = Path(__file__).resolve().parent.parent / "dagster.yaml"
@@ -93,10 +94,24 @@ def index(
     for start, end in ranges:
         echo(f"indexing documents {start!r} .. {end!r}")
         run_ids.append(run_job(defs, INDEX_DOCUMENTS, instance, partition_range_tags(start, end)))
-    if refresh or ranges or plan.removed or not resource.layout.lancedb.exists():
+    if refresh or ranges or plan.removed or _global_outputs_missing(resource.layout):
         echo("refreshing global indexes")
         run_ids.append(run_job(defs, REFRESH_INDEXES, instance, {}))
     return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
+
+
+_GLOBAL_VECTOR_TABLES = (
+    "chunk_vectors",
+    "entity_vectors",
+    "relationship_vectors",
+    "fact_vectors",
+    "report_vectors",
+)
+
+
+def _global_outputs_missing(layout: HomeLayout) -> bool:
+    """An interrupted or older build: some index the query side needs is not there yet."""
+    return not all((layout.lancedb / f"{name}.lance").exists() for name in _GLOBAL_VECTOR_TABLES)
 
 
 def run_job(

@@ -10,8 +10,10 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from graphunified_query.compose.factory import BUILDERS, build
 from graphunified_query.generation import ClaudeGenerator, ExtractiveGenerator, Generator
 from graphunified_query.generation.select import claude_configured
 from graphunified_query.layout import HomeLayout
@@ -35,6 +37,10 @@ from graphunified_query.retrieval import (  # noqa: F401  isort: skip
 
 AUTO = "auto"
 STRATEGIES = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
+# The composable building blocks (vector with MMR, BFS/DFS graph walks) by name, beside the six.
+COMPOSABLE = tuple(BUILDERS)
+for _name in COMPOSABLE:
+    REGISTRY.setdefault(_name, partial(build, _name))
 
 
 class UnknownStrategy(ValueError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -179,3 +180,14 @@ def test_refresh_rebuilds_the_global_stage_without_new_model_calls(
     refreshed = index(resource, echo=lambda _: None, refresh=True)
     assert refreshed.runs == 1 and not refreshed.plan.pending
     assert len(claude.bodies) == calls  # same communities, same hashes: every report reused
+
+
+def test_a_missing_vector_index_is_rebuilt_by_a_plain_index_run(
+    home: Path, input_dir: Path, servers: tuple[FakeAnthropicServer, FakeVoyageServer]
+) -> None:
+    resource = _resource(home, input_dir)
+    index(resource, echo=lambda _: None)
+    lost = HomeLayout.at(home).lancedb / "entity_vectors.lance"
+    shutil.rmtree(lost)  # what the query side's error tells the user to fix with `index`
+    assert index(resource, echo=lambda _: None).runs == 1
+    assert lost.exists()

@@ -10,6 +10,8 @@ import logging
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import voyageai
@@ -17,6 +19,8 @@ import voyageai.error as voyage_errors
 from voyageai.local.helpers import is_local_model
 
 from graphunified_query.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -90,45 +94,70 @@ class VoyageEmbedder:
     def _embed_batch(self, batch: list[str], kind: EmbeddingKind) -> list[list[float]]:
         # Voyage rejects empty strings; a single space embeds as "nothing".
         inputs = [text if text.strip() else " " for text in batch]
-        for attempt in range(self.max_retries + 1):
-            try:
-                result = self._client.embed(inputs, model=self.model_name, input_type=kind, truncation=True)
-            except voyage_errors.VoyageError as error:
-                if not _is_transient(error):
-                    raise EmbeddingError(
-                        f"Voyage refused the request: {self._describe(error)}; "
-                        "check VOYAGE_API_KEY and embedding.voyage_model."
-                    ) from None
-                problem, retry_after = self._describe(error), (error.headers or {}).get("retry-after")
-            except _UNREADABLE_RESPONSE as error:
-                problem, retry_after = f"unreadable response ({type(error).__name__}: {error})", None
-            else:
-                if len(result.embeddings) != len(batch):
-                    raise EmbeddingError(
-                        f"Voyage returned {len(result.embeddings)} embeddings for {len(batch)} texts"
-                    )
-                return result.embeddings
-            if attempt == self.max_retries:
-                raise EmbeddingError(f"Voyage embedding failed after {attempt + 1} attempts: {problem}")
-            delay = self._delay(attempt, retry_after)
-            log.warning(
-                "Voyage embedding attempt %d failed (%s); retrying in %.2f s", attempt + 1, problem, delay
+        result = call_with_retries(
+            lambda: self._client.embed(inputs, model=self.model_name, input_type=kind, truncation=True),
+            RetryPolicy("Voyage embedding", self.max_retries, self.base_delay, self.max_delay, self._mask),
+            EmbeddingError,
+            refused_hint="check VOYAGE_API_KEY and embedding.voyage_model.",
+        )
+        if len(result.embeddings) != len(batch):
+            raise EmbeddingError(
+                f"Voyage returned {len(result.embeddings)} embeddings for {len(batch)} texts"
             )
-            time.sleep(delay)
-        raise AssertionError("unreachable")
+        return result.embeddings
 
-    def _describe(self, error: voyage_errors.VoyageError) -> str:
-        detail = self._mask(str(error.user_message or ""))[:300]
-        return f"{type(error).__name__} (HTTP {error.http_status}): {detail}"
 
-    def _delay(self, attempt: int, retry_after: str | None) -> float:
-        if retry_after is not None:
-            try:
-                return min(max(float(retry_after), 0.0), self.max_delay)
-            except ValueError:
-                pass  # an HTTP date: fall back to our own backoff
-        # "Equal jitter": at least half the exponential step, so retries never bunch up at zero.
-        return min(self.base_delay * 2**attempt * random.uniform(0.5, 1.0), self.max_delay)
+@dataclass(frozen=True)
+class RetryPolicy:
+    what: str  # "Voyage embedding", "Voyage rerank": how messages name the call
+    max_retries: int
+    base_delay: float
+    max_delay: float
+    mask: Callable[[str], str]
+
+
+def call_with_retries(
+    call: Callable[[], T], policy: RetryPolicy, error_type: type[Exception], *, refused_hint: str = ""
+) -> T:
+    """``call()``, retried with backoff on 429/5xx/connection faults; a refusal fails at once."""
+    for attempt in range(policy.max_retries + 1):
+        try:
+            return call()
+        except voyage_errors.VoyageError as error:
+            if not _is_transient(error):
+                hint = f"; {refused_hint}" if refused_hint else ""
+                raise error_type(
+                    f"{policy.what} was refused: {describe_error(error, policy.mask)}{hint}"
+                ) from None
+            problem, retry_after = (
+                describe_error(error, policy.mask),
+                (error.headers or {}).get("retry-after"),
+            )
+        except _UNREADABLE_RESPONSE as error:
+            problem, retry_after = f"unreadable response ({type(error).__name__}: {error})", None
+        if attempt == policy.max_retries:
+            raise error_type(f"{policy.what} failed after {attempt + 1} attempts: {problem}")
+        delay = retry_delay(attempt, retry_after, policy.base_delay, policy.max_delay)
+        log.warning("%s attempt %d failed (%s); retrying in %.2f s", policy.what, attempt + 1, problem, delay)
+        time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def describe_error(error: voyage_errors.VoyageError, mask: Callable[[str], str]) -> str:
+    """The error's class, status and message, with the API key masked out."""
+    detail = mask(str(error.user_message or ""))[:300]
+    return f"{type(error).__name__} (HTTP {error.http_status}): {detail}"
+
+
+def retry_delay(attempt: int, retry_after: str | None, base_delay: float, max_delay: float) -> float:
+    """Seconds before retry ``attempt + 1``: the server's retry-after if numeric, else backoff."""
+    if retry_after is not None:
+        try:
+            return min(max(float(retry_after), 0.0), max_delay)
+        except ValueError:
+            pass  # an HTTP date: fall back to our own backoff
+    # "Equal jitter": at least half the exponential step, so retries never bunch up at zero.
+    return min(base_delay * 2**attempt * random.uniform(0.5, 1.0), max_delay)
 
 
 def _is_transient(error: voyage_errors.VoyageError) -> bool:

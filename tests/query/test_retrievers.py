@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from graphunified_query.engine import STRATEGIES, QueryEngine
+from graphunified_query.cli import STRATEGY_CHOICES
+from graphunified_query.engine import AUTO, COMPOSABLE, STRATEGIES, QueryEngine
 from graphunified_query.retrieval import REGISTRY
 
 TWO_HOP = "On which river is the town where Ada Whitlock was born?"
@@ -22,7 +23,11 @@ def test_all_six_strategies_are_registered() -> None:
     assert set(STRATEGIES) <= set(REGISTRY)
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_cli_offers_exactly_the_registered_strategies() -> None:
+    assert set(STRATEGY_CHOICES) == {*STRATEGIES, *COMPOSABLE, AUTO} and set(COMPOSABLE) <= set(REGISTRY)
+
+
+@pytest.mark.parametrize("strategy", [*STRATEGIES, *COMPOSABLE])
 @pytest.mark.parametrize("question", [TWO_HOP, "Who founded the Hale Mill?", "zxqv blorf quux"])
 def test_retriever_contract(engine: QueryEngine, strategy: str, question: str) -> None:
     snapshot = engine.snapshot

@@ -1,0 +1,64 @@
+"""Reading JSON as language models write it: fenced, wrapped in prose, trailing commas, cut off."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_CLOSERS = {"{": "}", "[": "]"}
+
+
+def loads_lenient(text: str) -> Any:
+    """The JSON value in ``text``, repairing what a model commonly gets wrong; ValueError if none."""
+    fenced = _FENCE.search(text)
+    body = (fenced.group(1) if fenced else text).strip()
+    starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
+    if not starts:
+        raise ValueError("no JSON object or array in the reply")
+    body = body[min(starts) :]
+    for attempt in (body, _TRAILING_COMMA.sub(r"\1", body)):
+        try:
+            return json.JSONDecoder().raw_decode(attempt)[0]  # ignores prose after the value
+        except json.JSONDecodeError:
+            pass
+    closed = _close_truncated(_TRAILING_COMMA.sub(r"\1", body))
+    if closed is not None:
+        try:
+            return json.loads(closed)
+        except json.JSONDecodeError:
+            pass
+    raise ValueError(f"unreadable JSON: {text[:120]!r}")
+
+
+def _close_truncated(text: str) -> str | None:
+    """A reply cut off mid-value (max_tokens): keep it up to its last complete element, then close
+    every bracket still open. None when nothing complete precedes the cut."""
+    stack: list[str] = []
+    in_string = escaped = False
+    last_complete: tuple[int, list[str]] | None = None
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in _CLOSERS:
+            stack.append(ch)
+        elif ch in "}]" and stack:
+            stack.pop()
+            last_complete = (i, list(stack))
+            if not stack:
+                return text[: i + 1]  # complete after all: the caller's error was elsewhere
+    if last_complete is None:
+        return None
+    end, still_open = last_complete
+    kept = text[: end + 1].rstrip().rstrip(",")
+    return kept + "".join(_CLOSERS[b] for b in reversed(still_open))
