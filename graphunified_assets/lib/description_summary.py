@@ -31,7 +31,7 @@ def summarize_descriptions(
     max_chars: int = 800,
 ) -> str:
     """The ``max_sentences`` most central sentences of the fragments, in their original order."""
-    units = _sentences(fragments)
+    units = sentences(fragments)
     if not units:
         return ""
     scores = _centrality(units, embed) if len(units) > max_sentences else np.zeros(len(units))
@@ -51,7 +51,8 @@ def summarize_descriptions(
     return summary or units[picked[0]][: max_chars - 1].rstrip() + "…"
 
 
-def _sentences(fragments: list[str]) -> list[str]:
+def sentences(fragments: list[str]) -> list[str]:
+    """The distinct sentences of the fragments, in order: the units a summary picks from."""
     units: dict[str, None] = {}
     for fragment in fragments:
         for sentence in _SENTENCE_END.split(" ".join(fragment.split())):

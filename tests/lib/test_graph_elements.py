@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from graphunified_assets.lib.extraction.claude_summarizer import ClaudeSummarizer
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.graph_elements import build_graph_elements
@@ -120,6 +122,28 @@ def test_many_fragments_are_summarized_by_the_given_summarizer() -> None:
         "Fact number 0.\nFact number 1.\nFact number 2."
     ]
     assert len(calls) == 1
+
+
+def test_extractive_summaries_embed_all_their_sentences_in_one_batch() -> None:
+    rows = [
+        {"chunk_id": f"c{i}", "entities": [_entity(name, "ORGANIZATION", f"{name} recalls {topic}.")],
+         "relationships": [], "facts": []}
+        for i, topic in enumerate(("floods", "looms", "strikes", "fires", "owners", "wages"))
+        for name in ("Hale Mill", "Whitlock Observatory", "Harrow Railway")
+    ]  # fmt: skip
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        calls.append(texts)
+        # Unrelated texts get unrelated unit vectors, so no two names look alike.
+        vectors = np.array([np.random.default_rng(sum(map(ord, t))).normal(size=16) for t in texts])
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    elements = build_graph_elements(rows, summarize_above=4, embed=embed)
+    descriptions = elements.entities.column("description").to_pylist()
+    assert len(descriptions) == 3 and all(d.count("recalls") == 3 for d in descriptions)
+    # One call resolves names, one embeds every summary sentence; none per entity.
+    assert len(calls) == 2 and len(calls[1]) == 18
 
 
 def test_claude_summarizer_over_the_wire(tmp_path: Path) -> None:
