@@ -190,10 +190,40 @@ def measure(
 
     return {
         "latency_ms": latency,
+        "inverted_lists": ann_recall(engine, timed, top_k),
         "first_use_ms": {name: round(value, 1) for name, value in first_use.items()},
         "routed_to": dict(sorted(routed.items())),
         "over_target": over,
     }
+
+
+def ann_recall(engine: Any, questions: list[str], top_k: int) -> dict[str, Any]:
+    """Per table searched through inverted lists: its size, the lists, and recall@top_k vs exact."""
+    snap = engine.snapshot
+    tables = {
+        "entity_vectors": snap.entity_vectors,
+        "relationship_vectors": snap.relationship_vectors,
+        "fact_vectors": snap.fact_vectors,
+    }
+    vectors = engine.embedder.embed(questions, kind="query")
+    out: dict[str, Any] = {}
+    for name, index in tables.items():
+        if index.lists is None:
+            out[name] = {"rows": len(index), "search": "exact"}
+            continue
+        found = [
+            len({r for r, _ in index.search(q, top_k)} & {r for r, _ in index.search(q, top_k, exact=True)})
+            / min(top_k, len(index))
+            for q in vectors
+        ]
+        scanned = [len(index.lists.candidates(q)) / len(index) for q in vectors]
+        out[name] = {
+            "rows": len(index),
+            "lists": len(index.lists.centroids),
+            "recall_at_k_vs_exact": round(statistics.fmean(found), 4),
+            "rows_scanned_share": round(statistics.fmean(scanned), 4),
+        }
+    return out
 
 
 def count_chunks(home: Path) -> int:
