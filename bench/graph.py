@@ -39,6 +39,7 @@ GLOBAL_STEPS = (
     "bm25_index",
     "ppr_graph",
     "report_vectors",
+    "chunk_similarity",
 )
 ADDED = """# The Kestrel Lantern Society
 

@@ -6,6 +6,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from graphunified_assets.assets import (
+    chunk_similarity,
     chunks,
     communities,
     community_reports,
@@ -46,6 +47,7 @@ ASSET_MODULES = (
     graph_vectors,
     vector_index,
     strategy_indexes,
+    chunk_similarity,
     graph_checks,
 )
 

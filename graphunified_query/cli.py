@@ -14,7 +14,7 @@ from graphunified_query.snapshot import IndexNotBuilt
 
 # Spelled out so `--help` needs no model imports; a test keeps it equal to the engine's names.
 SIX = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
-STRATEGY_CHOICES = (*SIX, "vector", "vector_mmr", "graph_bfs", "graph_dfs", "auto")
+STRATEGY_CHOICES = (*SIX, "expanded", "vector", "vector_mmr", "graph_bfs", "graph_dfs", "auto")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -27,6 +27,7 @@ from graphunified_query.snapshot import Snapshot, load_snapshot
 
 # Importing the modules registers their strategies.
 from graphunified_query.retrieval import (  # noqa: F401  isort: skip
+    expanded,
     graphrag_global,
     graphrag_local,
     hipporag,
@@ -37,6 +38,8 @@ from graphunified_query.retrieval import (  # noqa: F401  isort: skip
 
 AUTO = "auto"
 STRATEGIES = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
+# Registered beyond the six: chosen by name (`ask --strategy`, eval lists), not in `all` or `compare`.
+EXTRA_STRATEGIES = ("expanded",)
 # The composable building blocks (vector with MMR, BFS/DFS graph walks) by name, beside the six.
 COMPOSABLE = tuple(BUILDERS)
 for _name in COMPOSABLE:

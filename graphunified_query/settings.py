@@ -124,6 +124,12 @@ class GraphSettings(_Section):
     report_max_input_tokens: int = Field(
         6000, ge=500, description="Context budget of one community report prompt."
     )
+    chunk_similarity_threshold: float = Field(
+        0.7, gt=0, le=1, description="Cosine of chunk vectors above which a SIMILAR_TO edge is added."
+    )
+    chunk_similarity_neighbours: int = Field(
+        10, ge=1, description="At most this many SIMILAR_TO edges chosen by each chunk (its top-k)."
+    )
     bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation (rank-bm25's default).")
     bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalization (rank-bm25's default).")
 
@@ -135,6 +141,9 @@ class QuerySettings(_Section):
     )
     answer_max_tokens: int = Field(1024, ge=64, description="Longest answer Claude may write.")
     map_concurrency: int = Field(4, ge=1, description="Parallel map calls of global search.")
+    cache_ttl_seconds: float = Field(
+        300.0, ge=0, description="How long a cached retrieval is reused for the same query (0: no cache)."
+    )
 
 
 class StorageSettings(_Section):

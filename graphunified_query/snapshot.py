@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from graphunified_query.indexes import ivf
 from graphunified_query.indexes.bm25 import BM25Index
+from graphunified_query.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, SimilarityEdges
 from graphunified_query.indexes.dense import DenseIndex
 from graphunified_query.indexes.ivf import ivf_file
 from graphunified_query.indexes.ppr_graph import PPRGraph
@@ -78,6 +79,7 @@ class Snapshot:
     communities: dict[int, dict[str, Any]]  # community number → row
     bm25: BM25Index
     graph: PPRGraph
+    chunk_similarity: SimilarityEdges | None = None  # None: built before SIMILAR_TO edges existed
     extras: dict[str, Any] = field(default_factory=dict)  # per-strategy caches built on first use
 
     @cached_property
@@ -146,7 +148,8 @@ def load_snapshot(home: Path | str) -> Snapshot:
     try:
         bm25 = BM25Index.load(layout.index_path(BM25_FOLDER))
         graph = PPRGraph.load(layout.index_path(PPR_FILE))
-    except (FileNotFoundError, OSError, ValueError) as error:
+        chunk_similarity = SimilarityEdges.load(layout.index_path(CHUNK_SIMILARITY_FILE))
+    except (FileNotFoundError, OSError, ValueError, KeyError, pa.ArrowException) as error:
         raise IndexNotBuilt(
             f"A strategy index in {layout.indexes} is missing or unreadable ({error}); "
             f"rebuild it with `{hint}`."
@@ -172,6 +175,7 @@ def load_snapshot(home: Path | str) -> Snapshot:
         },
         bm25=bm25,
         graph=graph,
+        chunk_similarity=chunk_similarity,
     )
 
 

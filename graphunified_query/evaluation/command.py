@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphunified_query.engine import AUTO, COMPOSABLE, STRATEGIES, QueryEngine
+from graphunified_query.engine import AUTO, COMPOSABLE, EXTRA_STRATEGIES, STRATEGIES, QueryEngine
 from graphunified_query.evaluation.dataset import load_dataset
 from graphunified_query.evaluation.home import default_home, ensure_index
 from graphunified_query.evaluation.judge import PairwiseJudge, win_rates
@@ -36,11 +36,11 @@ def parse_strategies(value: str) -> tuple[str, ...]:
     if value == "all":
         return (*STRATEGIES, AUTO)
     names = tuple(n.strip() for n in value.split(",") if n.strip())
-    unknown = [n for n in names if n not in (*STRATEGIES, *COMPOSABLE, AUTO)]
+    unknown = [n for n in names if n not in (*STRATEGIES, *EXTRA_STRATEGIES, *COMPOSABLE, AUTO)]
     if unknown or not names:
         raise ValueError(
             f"--strategies: unknown {unknown or value!r}; use all or some of "
-            f"{', '.join((*STRATEGIES, *COMPOSABLE))}, auto"
+            f"{', '.join((*STRATEGIES, *EXTRA_STRATEGIES, *COMPOSABLE))}, auto"
         )
     return names
 

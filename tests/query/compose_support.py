@@ -162,3 +162,17 @@ def chunk(chunk_id: str, score: float, text: str | None = None, **metadata: Any)
 
 def element(text: str, score: float, **metadata: Any) -> RetrievalResult:
     return RetrievalResult(text=text, score=score, source="graph", kind="entity", metadata=metadata)
+
+
+class ScriptedReranker:
+    """Scores each text by a fixed table; records what it was asked to score."""
+
+    name = "scripted"
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        self.scores = scores
+        self.seen: list[list[str]] = []
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        self.seen.append(list(texts))
+        return [self.scores[t] for t in texts]

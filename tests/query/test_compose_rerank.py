@@ -10,27 +10,13 @@ from graphunified_query.compose import LocalReranker, RerankingRetriever, Rerank
 from graphunified_query.compose.local_rerank import term_coverage
 from graphunified_query.providers.cost import Usage
 from graphunified_query.retrieval.base import RetrieverContext
-from tests.query.compose_support import StaticRetriever, WordEmbedder, chunk, make_context
+from tests.query.compose_support import ScriptedReranker, StaticRetriever, WordEmbedder, chunk, make_context
 
 CHUNKS = [
     ("c1", "a.md", "the river harrow floods eastfold every spring"),
     ("c2", "b.md", "the hale mill wove wool cloth"),
     ("c3", "c.md", "eastfold lies on the river harrow"),
 ]
-
-
-class ScriptedReranker:
-    """Scores each text by a fixed table; records what it was asked to score."""
-
-    name = "scripted"
-
-    def __init__(self, scores: dict[str, float]) -> None:
-        self.scores = scores
-        self.seen: list[list[str]] = []
-
-    def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        self.seen.append(list(texts))
-        return [self.scores[t] for t in texts]
 
 
 @pytest.fixture

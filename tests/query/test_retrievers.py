@@ -8,7 +8,7 @@ import math
 import pytest
 
 from graphunified_query.cli import STRATEGY_CHOICES
-from graphunified_query.engine import AUTO, COMPOSABLE, STRATEGIES, QueryEngine
+from graphunified_query.engine import AUTO, COMPOSABLE, EXTRA_STRATEGIES, STRATEGIES, QueryEngine
 from graphunified_query.retrieval import REGISTRY
 
 TWO_HOP = "On which river is the town where Ada Whitlock was born?"
@@ -20,14 +20,15 @@ def _documents(engine: QueryEngine, strategy: str, question: str, top_k: int, **
 
 
 def test_all_six_strategies_are_registered() -> None:
-    assert set(STRATEGIES) <= set(REGISTRY)
+    assert set(STRATEGIES) <= set(REGISTRY) and set(EXTRA_STRATEGIES) <= set(REGISTRY)
 
 
 def test_the_cli_offers_exactly_the_registered_strategies() -> None:
-    assert set(STRATEGY_CHOICES) == {*STRATEGIES, *COMPOSABLE, AUTO} and set(COMPOSABLE) <= set(REGISTRY)
+    assert set(STRATEGY_CHOICES) == {*STRATEGIES, *EXTRA_STRATEGIES, *COMPOSABLE, AUTO}
+    assert set(COMPOSABLE) <= set(REGISTRY)
 
 
-@pytest.mark.parametrize("strategy", [*STRATEGIES, *COMPOSABLE])
+@pytest.mark.parametrize("strategy", [*STRATEGIES, *EXTRA_STRATEGIES, *COMPOSABLE])
 @pytest.mark.parametrize("question", [TWO_HOP, "Who founded the Hale Mill?", "zxqv blorf quux"])
 def test_retriever_contract(engine: QueryEngine, strategy: str, question: str) -> None:
     snapshot = engine.snapshot
@@ -50,7 +51,7 @@ def test_retriever_contract(engine: QueryEngine, strategy: str, question: str) -
     assert engine.retriever(strategy).retrieve("   ", 5).results == ()
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", [*STRATEGIES, *EXTRA_STRATEGIES])
 def test_async_retrieval_matches_sync(engine: QueryEngine, strategy: str) -> None:
     retriever = engine.retriever(strategy)
     expected = retriever.retrieve(TWO_HOP, 5)

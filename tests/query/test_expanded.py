@@ -1,0 +1,196 @@
+"""`expanded`: seeds, graph expansion, hybrid scores, reranking, the document filter and the cache.
+
+Most tests run on a hand-built snapshot whose scores can be worked out by hand (bag-of-words
+vectors, the small entity graph of `compose_support`); the rest on the indexed fixture corpus.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from graphunified_query.engine import QueryEngine
+from graphunified_query.indexes.chunk_similarity import SimilarityEdges, similarity_edges
+from graphunified_query.results import Retrieval, RetrievalResult
+from graphunified_query.retrieval.base import RetrieverContext
+from graphunified_query.retrieval.cache import RetrievalCache
+from graphunified_query.retrieval.expanded import ExpandedRetriever
+from tests.query.compose_support import ENTITIES, RELATIONSHIPS, ScriptedReranker, WordEmbedder, make_context
+
+CHUNKS = [
+    ("k1", "doc1.md", "alpha station moor"),
+    ("k2", "doc2.md", "bravo quarry charlie bridge"),
+    ("k3", "doc3.md", "charlie bridge delta mill"),
+    ("k4", "doc4.md", "echo tower"),
+    ("k5", "doc5.md", "alpha station moor walk"),  # close to k1, mentions no entity
+]
+QUERY = "alpha station moor"
+TWO_HOP = "On which river is the town where Ada Whitlock was born?"
+
+
+def _context(*, similar: bool = True) -> RetrieverContext:
+    """The graph: k1 mentions Alpha Station, which is RELATED_TO Bravo (k2, weight 3 of Alpha's 5)
+    and Charlie (k2, k3; weight 2); Charlie is RELATED_TO Echo (k4). k1–k5 is a SIMILAR_TO edge."""
+    context = make_context(CHUNKS, ENTITIES, RELATIONSHIPS)
+    snap = context.snapshot
+    edges = None
+    if similar:
+        table = similarity_edges(snap.chunks.ids, snap.chunk_vectors.matrix, threshold=0.6, neighbours=3)
+        edges = SimilarityEdges.from_table(table)
+    return replace(context, snapshot=replace(snap, chunk_similarity=edges, extras={}))
+
+
+def _retriever(context: RetrieverContext | None = None, **kwargs: object) -> ExpandedRetriever:
+    return ExpandedRetriever(context or _context(), **kwargs)  # type: ignore[arg-type]
+
+
+def _by_chunk(retrieval: Retrieval) -> dict[str, RetrievalResult]:
+    return {r.chunk_id or "": r for r in retrieval.results}
+
+
+def test_expansion_follows_relationships_and_similarity_with_the_documented_graph_score() -> None:
+    found = _by_chunk(_retriever().retrieve(QUERY, 10, seed_k=1, use_cache=False))
+    seed = found["k1"].metadata
+    assert seed["hop"] == 0 and seed["expanded_from"] is None and seed["graph_score"] == 0.0
+    v = seed["vector_score"]
+    bravo = found["k2"].metadata  # Alpha, Bravo: in one chunk each (specificity 1); 3/5 of Alpha's weight
+    assert bravo["hop"] == 1 and bravo["expanded_from"] == "k1"
+    assert bravo["via"] == "related_to:Alpha Station -> Bravo"
+    assert bravo["graph_score"] == pytest.approx(v * 1.0 * 1.0 * (0.5 + 0.5 * 3 / 5) * 0.8)
+    charlie = found["k3"].metadata  # Charlie is in two chunks: specificity 1 / (1 + ln 2)
+    assert charlie["graph_score"] == pytest.approx(v * (1 / (1 + math.log(2))) * (0.5 + 0.5 * 2 / 5) * 0.8)
+    walk = found["k5"].metadata
+    assert walk["via"] == "similar_to" and walk["graph_score"] == pytest.approx(v * (3 / (3**0.5 * 2)) * 0.8)
+    assert "k4" not in found  # two hops away
+    deeper = _by_chunk(_retriever().retrieve(QUERY, 10, seed_k=1, expansion_depth=2, use_cache=False))
+    assert deeper["k4"].metadata["hop"] == 2 and deeper["k4"].metadata["expanded_from"] == "k1"
+    assert deeper["k4"].metadata["via"] == "related_to:Charlie -> Echo"
+    alone = _retriever().retrieve(QUERY, 10, seed_k=1, expansion_depth=0, use_cache=False)
+    assert [r.chunk_id for r in alone.results] == ["k1"]
+
+
+def test_the_cap_admits_the_best_expanded_chunks_only() -> None:
+    retrieval = _retriever().retrieve(QUERY, 10, seed_k=1, max_expanded_chunks=1, use_cache=False)
+    assert retrieval.metadata["expanded"] == 1
+    assert [r.chunk_id for r in retrieval.results if r.metadata["hop"] > 0] == ["k5"]  # 0.69 beats 0.64
+    wide = _retriever().retrieve(QUERY, 10, seed_k=1, use_cache=False)
+    assert wide.metadata["expanded"] == 3
+    none = _retriever().retrieve(QUERY, 10, seed_k=1, max_expanded_chunks=0, use_cache=False)
+    assert none.metadata["expanded"] == 0 and len(none.results) == 1
+
+
+def test_without_similarity_edges_only_entities_expand_and_metadata_says_so() -> None:
+    retrieval = _retriever(_context(similar=False)).retrieve(QUERY, 10, seed_k=1, use_cache=False)
+    assert "k5" not in _by_chunk(retrieval) and "k2" in _by_chunk(retrieval)
+    assert retrieval.metadata["similar_to"].startswith("missing")
+    assert _retriever().retrieve(QUERY, 10).metadata["similar_to"]["edges"] == 1
+
+
+def test_the_hybrid_formula_holds_for_every_result() -> None:
+    query = "Where are Bravo and Charlie"  # names two entities; k2 mentions both
+    retrieval = _retriever().retrieve(
+        query, 10, seed_k=2, chunk_weight=0.6, entity_weight=0.25, multi_entity_boost=0.1, use_cache=False
+    )
+    assert set(retrieval.metadata["query_entities"]) >= {"Bravo", "Charlie"}
+    found = _by_chunk(retrieval)
+    assert found["k2"].metadata["quality_boost"] == pytest.approx(0.1)
+    assert found["k2"].metadata["entity_score"] > found["k3"].metadata["entity_score"] > 0
+    for result in retrieval.results:
+        m = result.metadata
+        hybrid = (
+            m["vector_score"] * 0.6 + m["graph_score"] * 0.4 + m["entity_score"] * 0.25 + m["quality_boost"]
+        )
+        assert result.score == m["hybrid_score"] == pytest.approx(hybrid, rel=1e-12)
+        assert m["rerank_score"] is None
+    assert any(r.metadata["graph_score"] > 0 for r in retrieval.results)
+
+
+def test_reranking_blends_with_the_hybrid_score() -> None:
+    retriever = _retriever()
+    plain = retriever.retrieve(QUERY, 5, seed_k=5, use_cache=False).results
+    hybrid_order = [r.chunk_id for r in plain]
+    # The reranker prefers exactly the reverse of the hybrid order.
+    reranker = ScriptedReranker({r.text: i / 10 for i, r in enumerate(plain)})
+    blended = retriever.retrieve(QUERY, 5, seed_k=5, reranker=reranker, rerank_blend=0.5).results
+    for result in blended:
+        m = result.metadata
+        assert result.score == pytest.approx(m["rerank_score"] * 0.5 + m["hybrid_score"] * 0.5)
+    assert [r.score for r in blended] == sorted((r.score for r in blended), reverse=True)
+    only_rerank = retriever.retrieve(QUERY, 5, seed_k=5, reranker=reranker, rerank_blend=1.0).results
+    assert [r.chunk_id for r in only_rerank] == hybrid_order[::-1]
+    only_hybrid = retriever.retrieve(QUERY, 5, seed_k=5, reranker=reranker, rerank_blend=0.0).results
+    assert [r.chunk_id for r in only_hybrid] == hybrid_order
+    assert [r.chunk_id for r in blended] != hybrid_order  # the blend moved something
+    retriever.retrieve(QUERY, 2, seed_k=5, reranker=reranker)
+    assert len(reranker.seen[-1]) == 4  # the best 2 x top_k by hybrid score
+    assert retriever.retrieve(QUERY, 3, rerank=True).metadata["reranker"] == "local"
+    with pytest.raises(ValueError, match="rerank_blend"):
+        retriever.retrieve(QUERY, 3, rerank=True, rerank_blend=1.5)
+
+
+def test_document_filter_keeps_seeds_and_expansion_inside_the_chosen_documents() -> None:
+    retrieval = _retriever().retrieve(QUERY, 10, document_ids=["doc3.md", "doc4.md"], expansion_depth=2)
+    assert retrieval.results and {r.document_id for r in retrieval.results} <= {"doc3.md", "doc4.md"}
+    assert _retriever().retrieve(QUERY, 10, document_ids=["nowhere.md"]).results == ()
+
+
+def test_the_cache_returns_the_same_retrieval_until_the_snapshot_changes_or_it_expires() -> None:
+    now = [0.0]
+    cache = RetrievalCache(ttl_seconds=300, clock=lambda: now[0])
+    context = _context()
+    embedder = context.embedder
+    assert isinstance(embedder, WordEmbedder)
+    retriever = _retriever(context, cache=cache)
+    first = retriever.retrieve(QUERY, 3, seed_k=2)
+    calls = len(embedder.calls)
+    assert retriever.retrieve(QUERY, 3, seed_k=2) is first and len(embedder.calls) == calls
+    assert cache.hits == 1
+    assert retriever.retrieve(QUERY, 3, seed_k=3) is not first  # other params, other entry
+    assert retriever.retrieve(QUERY, 4, seed_k=2) is not first  # other top_k
+    reloaded = replace(context, snapshot=replace(context.snapshot, extras={}))
+    again = _retriever(reloaded, cache=cache).retrieve(QUERY, 3, seed_k=2)
+    assert again is not first and again.results == first.results  # recomputed for the new snapshot
+    now[0] = 301.0
+    expired = retriever.retrieve(QUERY, 3, seed_k=2)
+    assert expired is not first and expired.results == first.results
+    assert retriever.retrieve(QUERY, 3, seed_k=2) is expired
+    assert retriever.retrieve(QUERY, 3, seed_k=2, use_cache=False) is not expired
+    off = _retriever(context, cache=RetrievalCache(ttl_seconds=0))
+    assert off.retrieve(QUERY, 3) is not off.retrieve(QUERY, 3)
+    reranker = ScriptedReranker({t: 0.5 for _, _, t in CHUNKS})  # objects are no cache key
+    assert retriever.retrieve(QUERY, 3, reranker=reranker) is not retriever.retrieve(
+        QUERY, 3, reranker=reranker
+    )
+
+
+def test_a_copied_snapshot_sharing_extras_still_misses() -> None:
+    cache = RetrievalCache()
+    context = _context()
+    first = _retriever(context, cache=cache).retrieve(QUERY, 3)
+    copy = replace(context, snapshot=replace(context.snapshot, chunk_similarity=None))  # same extras
+    assert _retriever(copy, cache=cache).retrieve(QUERY, 3) is not first
+
+
+def test_expansion_reaches_the_second_hop_that_vector_search_misses(engine: QueryEngine) -> None:
+    naive = [r.document_id for r in engine.retriever("naive").retrieve(TWO_HOP, 3).results]
+    assert "carrowby.md" not in naive
+    retrieval = engine.retriever("expanded").retrieve(TWO_HOP, 10, seed_k=3)
+    found = {r.document_id: r for r in retrieval.results}
+    assert "carrowby.md" in found
+    carrowby = found["carrowby.md"].metadata
+    assert carrowby["hop"] == 1 and carrowby["graph_score"] > 0
+    assert engine.snapshot.chunks.document_ids[engine.snapshot.chunk_row[carrowby["expanded_from"]]] in naive
+    seeds_only = engine.retriever("expanded").retrieve(TWO_HOP, 10, seed_k=3, expansion_depth=0)
+    assert "carrowby.md" not in {r.document_id for r in seeds_only.results}
+    assert retrieval.metadata["similar_to"]["edges"] >= 1
+
+
+def test_fixture_document_filter_and_cap(engine: QueryEngine) -> None:
+    chosen = ["carrowby.md", "river-wear.md"]
+    retrieval = engine.retriever("expanded").retrieve(TWO_HOP, 10, document_ids=chosen)
+    assert retrieval.results and {r.document_id for r in retrieval.results} <= set(chosen)
+    capped = engine.retriever("expanded").retrieve(TWO_HOP, 10, seed_k=1, max_expanded_chunks=2)
+    assert capped.metadata["expanded"] == 2
+    assert sum(1 for r in capped.results if r.metadata["hop"] > 0) == 2
