@@ -25,6 +25,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ask.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)
     _common(ask)
     ask.add_argument("--retrieve-only", action="store_true", help="print the contexts, generate nothing")
+    ask.add_argument("--max-risk", choices=("low", "medium", "high"), help="highest context risk kept")
+    ask.add_argument("--show-risky", action="store_true", help="keep risky contexts too, marked (debug)")
     compare = commands.add_parser("compare", help="run all six strategies on one question, side by side")
     compare.add_argument("question")
     _common(compare)
@@ -42,15 +44,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     evaluate.add_argument("--limit", type=int, default=None, help="first N questions only")
     evaluate.add_argument("--json", action="store_true", help="print results.json's summary to stdout")
     evaluate.add_argument("--judge", default=None, help="A,B: Claude judges A's answers against B's")
+    _add_serve(commands)
     args = parser.parse_args(argv)
     if args.command == "eval":
         return _eval(args)
+    if args.command == "serve":
+        from graphunified_query.server.run import serve  # fastapi, uvicorn: only when serving
+
+        return serve(args.home, args.host, args.port)
     try:
         params = _params(args.param)
         from graphunified_query.engine import QueryEngine  # loads numpy, spaCy lazily: after parsing
 
         engine = QueryEngine.open(args.home)
         if args.command == "ask":
+            params |= {"max_risk_level": args.max_risk} if args.max_risk else {}
+            params |= {"show_risky": True} if args.show_risky else {}
             response = engine.ask(
                 args.question, args.strategy, args.top_k, retrieve_only=args.retrieve_only, **params
             )
@@ -100,6 +109,14 @@ def _eval(args: argparse.Namespace) -> int:
         print((Path(results["outputs"][1])).read_text(encoding="utf-8"))
         print("outputs: " + ", ".join(results["outputs"]))
     return 0
+
+
+def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser("serve", help="serve ask and retrieve over HTTP (JSON as ask --json)")
+    serve.add_argument("--home", default="data", help="data home, loaded once at start")
+    # Spelled out, not imported from server.run, so `--help` needs no fastapi import.
+    serve.add_argument("--host", default="127.0.0.1", help="bind address; others print a warning")
+    serve.add_argument("--port", type=int, default=8765, help="0 picks a free port")
 
 
 def _common(command: argparse.ArgumentParser) -> None:

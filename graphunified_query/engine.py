@@ -1,7 +1,8 @@
 """The query engine: one loaded index, every strategy, the router and the answer generator.
 
 `QueryEngine.open(home)` loads the snapshot once; `ask` routes (unless a strategy is given),
-retrieves, generates and reports what the query cost and how long each part took.
+retrieves, passes the hits through the context pipeline (risk and metadata filters, link
+expansion, the token budget), generates and reports what the query cost and how long each part took.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from functools import partial
 from typing import Any
 
 from graphunified_query.compose.factory import BUILDERS, build
+from graphunified_query.context.options import split_params, with_overrides
+from graphunified_query.context.pipeline import ContextPipeline
 from graphunified_query.generation import ClaudeGenerator, ExtractiveGenerator, Generator
 from graphunified_query.generation.select import claude_configured
 from graphunified_query.layout import HomeLayout
@@ -91,6 +94,7 @@ class QueryEngine:
         )
         self.router = router or Router()
         self._context = RetrieverContext(snapshot, embedder, settings, llm)
+        self.context_pipeline = ContextPipeline(snapshot)
         self._retrievers: dict[str, Retriever] = {}
 
     @classmethod
@@ -139,12 +143,19 @@ class QueryEngine:
         retrieve_only: bool = False,
         **params: Any,
     ) -> QueryResponse:
+        """Answer ``question``. ``params`` go to the strategy, except the context pipeline's
+        options (``max_risk_level``, ``show_risky``, the metadata filters, ``link_expansion``, …;
+        see `context.options`), which override ``settings.query`` for this call only."""
         started = time.perf_counter()
-        retrieval, routing = self.retrieve(question, strategy, top_k, **params)
-        retrieved = time.perf_counter()
+        overrides, strategy_params = split_params(params)
+        query_settings = with_overrides(self.settings.query, overrides)  # fail before retrieving
+        retrieval, routing = self.retrieve(question, strategy, top_k, **strategy_params)
+        # Every strategy's hits, filtered, expanded and budgeted, even when nothing is generated.
+        prepared = self.context_pipeline.run(retrieval.results, query_settings)
+        retrieved = time.perf_counter()  # retrieval latency includes the (millisecond) context pipeline
         answer: GeneratedAnswer | None = None
         if not retrieve_only:
-            answer = self.generator.generate(question, retrieval.results)
+            answer = self.generator.generate(question, prepared.results)
         finished = time.perf_counter()
         usage = retrieval.usage + (answer.usage if answer else Usage())
         metadata = {
@@ -161,13 +172,14 @@ class QueryEngine:
             "llm_calls": retrieval.llm_calls + (answer.llm_calls if answer else 0),
             "context_count": len(retrieval.results),
             "supported": answer.supported if answer else None,
+            "context_pipeline": prepared.metadata(),
             **{f"retrieval_{k}": v for k, v in retrieval.metadata.items()},
         }
         return QueryResponse(
             question=question,
             strategy=routing["strategy"],
             answer=answer.text if answer else None,
-            contexts=answer.contexts if answer else retrieval.results,
+            contexts=answer.contexts if answer else prepared.results,
             metadata=metadata,
         )
 

@@ -46,6 +46,16 @@ def read_table(path: Path, *, rebuild_hint: str = "python -m graphunified_assets
 
 
 def read_tables(paths: Iterable[Path], schema: pa.Schema) -> pa.Table:
-    """Concatenate many per-document files into one table (an empty one when there are none)."""
-    tables = [read_table(p).select(schema.names).cast(schema) for p in paths]
+    """Concatenate many per-document files into one table (an empty one when there are none).
+
+    A column the schema has and an older file lacks (added since it was written) reads as nulls.
+    """
+    tables = [_conform(read_table(p), schema) for p in paths]
     return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    for field in schema:
+        if field.name not in table.column_names:
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return table.select(schema.names).cast(schema)

@@ -24,7 +24,15 @@ from graphunified_query.indexes.ivf import ivf_file
 from graphunified_query.indexes.ppr_graph import PPRGraph
 from graphunified_query.layout import HomeLayout
 from graphunified_query.parquet_store import StoreError, read_table
-from graphunified_query.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, FACTS, RELATIONSHIPS
+from graphunified_query.risk import LEVELS, LOW, RiskLevel, rank
+from graphunified_query.tables import (
+    COMMUNITIES,
+    COMMUNITY_REPORTS,
+    ENTITIES,
+    FACTS,
+    RELATIONSHIPS,
+    with_chunk_risk,
+)
 
 CHUNK_VECTORS = "chunk_vectors"
 VECTOR_TABLES = {
@@ -52,10 +60,33 @@ class Chunks:
     document_ids: tuple[str, ...]
     sections: tuple[str, ...]
     indexes: tuple[int, ...]  # position in the document; after 0 a chunk may open mid-sentence
+    # Index-time risk (graphunified_query.risk); empty for homes built before flags existed.
+    risk_flags: tuple[tuple[str, ...], ...] = ()
+    risk_levels: tuple[RiskLevel, ...] = ()
 
     def source(self, row: int) -> str:
         """The citation label: ``file > section`` (just the file when it has no headings)."""
         return source_label(self.document_ids[row], self.sections[row])
+
+    def risk_level(self, row: int) -> RiskLevel:
+        return self.risk_levels[row] if self.risk_levels else LOW
+
+    def flags(self, row: int) -> tuple[str, ...]:
+        return self.risk_flags[row] if self.risk_flags else ()
+
+
+def chunks_from_arrow(table: pa.Table) -> Chunks:
+    """The chunk columns of ``chunk_vectors``; one written before risk flags existed reads as "low"."""
+    table = with_chunk_risk(table)
+    return Chunks(
+        ids=tuple(table.column("id").to_pylist()),
+        texts=tuple(table.column("text").to_pylist()),
+        document_ids=tuple(table.column("document_id").to_pylist()),
+        sections=tuple(table.column("section").to_pylist()),
+        indexes=tuple(table.column("chunk_index").to_pylist()),
+        risk_flags=tuple(tuple(flags) for flags in table.column("risk_flags").to_pylist()),
+        risk_levels=tuple(LEVELS[rank(level)] for level in table.column("risk_level").to_pylist()),
+    )
 
 
 def source_label(document_id: str, section: str) -> str:
@@ -125,13 +156,7 @@ def load_snapshot(home: Path | str) -> Snapshot:
     db = lancedb.connect(str(layout.lancedb))
     chunk_table = _open(db, CHUNK_VECTORS, layout, hint)
     model = _single_model(chunk_table, CHUNK_VECTORS)
-    chunks = Chunks(
-        ids=tuple(chunk_table.column("id").to_pylist()),
-        texts=tuple(chunk_table.column("text").to_pylist()),
-        document_ids=tuple(chunk_table.column("document_id").to_pylist()),
-        sections=tuple(chunk_table.column("section").to_pylist()),
-        indexes=tuple(chunk_table.column("chunk_index").to_pylist()),
-    )
+    chunks = chunks_from_arrow(chunk_table)
     tables: dict[str, tuple[tuple[dict[str, Any], ...], DenseIndex]] = {}
     dimension = _matrix(chunk_table).shape[1]
     for name, vector_table in VECTOR_TABLES.items():

@@ -50,8 +50,29 @@ CHUNKS_SCHEMA = pa.schema(
         ("end_char", pa.int64()),
         ("section", pa.string()),  # heading path "Guide > Install > Linux", "" when none
         ("text_hash", pa.string()),
+        ("risk_flags", _strings),  # "name:level", e.g. "prompt_injection:high" (graphunified_query.risk)
+        ("risk_level", pa.string()),  # the highest flag's level, "low" without flags
     ]
 )
+RISK_COLUMNS = ("risk_flags", "risk_level")
+
+
+def with_chunk_risk(chunks: pa.Table) -> pa.Table:
+    """Chunks with both risk columns filled: rows written before risk flags existed (the columns
+    missing, or null where newer files were read together with older ones) read as unflagged."""
+    n = chunks.num_rows
+    flags = chunks.column("risk_flags").to_pylist() if "risk_flags" in chunks.column_names else [None] * n
+    levels = chunks.column("risk_level").to_pylist() if "risk_level" in chunks.column_names else [None] * n
+    filled = {
+        "risk_flags": pa.array([f or [] for f in flags], _strings),
+        "risk_level": pa.array([level or "low" for level in levels], pa.string()),
+    }
+    for name, column in filled.items():
+        if name in chunks.column_names:
+            chunks = chunks.set_column(chunks.column_names.index(name), name, column)
+        else:
+            chunks = chunks.append_column(name, column)
+    return chunks
 
 
 def chunk_embeddings_schema(dimension: int) -> pa.Schema:

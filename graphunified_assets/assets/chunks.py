@@ -1,11 +1,13 @@
 """`chunks`: token-overlap chunks of each document (GraphRAG's `text_units`)."""
 
 import json
+from collections import Counter
 
 import dagster as dg
 import pyarrow as pa
 
 from graphunified_assets.lib.chunking import chunk_text
+from graphunified_assets.lib.risk import assess_document
 from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.providers import load_tokenizer
@@ -16,10 +18,12 @@ from graphunified_query.tables import CHUNKS, CHUNKS_SCHEMA, stable_int_id, text
 def chunks(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, documents: pa.Table
 ) -> pa.Table:
-    """Token-overlap chunks with character offsets and heading paths, ids = content hashes."""
+    """Token-overlap chunks with character offsets, heading paths and risk flags; ids = content hashes."""
     settings = graphunified.settings.chunking
+    risk_settings = graphunified.settings.risk
     tokenizer = load_tokenizer()
     rows: list[dict[str, object]] = []
+    risk_levels: Counter[str] = Counter()
     for document in documents.to_pylist():
         sections = [(tuple(s["path"]), s["start"], s["end"]) for s in json.loads(document["sections"])]
         pieces = chunk_text(
@@ -30,7 +34,12 @@ def chunks(
             min_size=settings.min_size,
             sections=sections,
         )
-        for piece in pieces:
+        # Flagged here, once, so every query can filter on them without re-reading the text.
+        risks = assess_document(
+            document["id"], document["text"], [(p.start_char, p.end_char) for p in pieces], risk_settings
+        )
+        for piece, risk in zip(pieces, risks, strict=True):
+            risk_levels[risk.level] += 1
             digest = text_hash(piece.text)
             chunk_id = text_hash(f"{document['id']}\x00{piece.index}\x00{digest}")
             rows.append(
@@ -48,11 +57,19 @@ def chunks(
                     "end_char": piece.end_char,
                     "section": piece.section,
                     "text_hash": digest,
+                    "risk_flags": list(risk.flags),
+                    "risk_level": risk.level,
                 }
             )
     table = pa.Table.from_pylist(rows, schema=CHUNKS_SCHEMA)
     tokens = sum(r["n_tokens"] for r in rows)  # type: ignore[misc]
     context.add_output_metadata(
-        {"chunks": len(rows), "tokens": tokens, "mean_tokens": round(tokens / len(rows), 1) if rows else 0.0}
+        {
+            "chunks": len(rows),
+            "tokens": tokens,
+            "mean_tokens": round(tokens / len(rows), 1) if rows else 0.0,
+            "medium_risk_chunks": risk_levels["medium"],
+            "high_risk_chunks": risk_levels["high"],
+        }
     )
     return table

@@ -13,7 +13,14 @@ from graphunified_assets.partitions import after_documents_change, documents_par
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.providers import EmbeddingModelMismatch
-from graphunified_query.tables import CHUNK_EMBEDDINGS, CHUNKS, DOCUMENTS, EXTRACTIONS
+from graphunified_query.tables import (
+    CHUNK_EMBEDDINGS,
+    CHUNKS,
+    DOCUMENTS,
+    EXTRACTIONS,
+    RISK_COLUMNS,
+    with_chunk_risk,
+)
 
 PER_DOCUMENT_TABLES = (DOCUMENTS, CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
 CHUNK_VECTORS = "chunk_vectors"
@@ -103,13 +110,15 @@ def one_embedding_model(graphunified: GraphUnifiedResource, duckdb: DuckDBResour
 
 
 def _attach_vectors(chunks: pa.Table, embeddings: pa.Table) -> pa.Table:
-    """Chunks with their vectors (Arrow's join cannot carry fixed-size-list columns)."""
+    """Chunks with their vectors (Arrow's join cannot carry fixed-size-list columns) and risk flags,
+    which the query side filters on; chunks indexed before flags existed carry "low"."""
     row_of = {chunk_id: i for i, chunk_id in enumerate(embeddings.column("id").to_pylist())}
     wanted = [(i, row_of.get(chunk_id)) for i, chunk_id in enumerate(chunks.column("id").to_pylist())]
     kept = [(i, j) for i, j in wanted if j is not None]
     chunk_rows = pa.array([i for i, _ in kept], pa.int64())
     vector_rows = pa.array([j for _, j in kept], pa.int64())
-    base = chunks.select(["id", "document_id", "text", "section", "chunk_index"]).take(chunk_rows)
+    columns = ["id", "document_id", "text", "section", "chunk_index", *RISK_COLUMNS]
+    base = with_chunk_risk(chunks).select(columns).take(chunk_rows)
     vectors = embeddings.select(["vector", "model"]).take(vector_rows)
     return base.append_column("vector", vectors.column("vector")).append_column(
         "model", vectors.column("model")

@@ -14,7 +14,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from graphunified_assets.lib.risk import assess_chunk_texts
 from graphunified_query.providers import count_tokens
+from graphunified_query.settings import RiskSettings
 from graphunified_query.tables import (
     CHUNKS_SCHEMA,
     DOCUMENTS_SCHEMA,
@@ -86,7 +88,20 @@ def chunks_table(chunks: pa.Table, document_ids: set[str]) -> tuple[pa.Table, in
             }
         )
         seen[document_id] += 1
+    _flag_risks(rows)
     return pa.Table.from_pylist(rows, schema=CHUNKS_SCHEMA), chunks.num_rows - len(rows)
+
+
+def _flag_risks(rows: list[dict[str, Any]]) -> None:
+    """The risk flags our chunks asset sets, judged per chunk (imports have no offsets) with the
+    default risk settings: an imported corpus is filtered like an indexed one."""
+    by_document: defaultdict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_document[row["document_id"]].append(row)
+    for document_id, chunk_rows in by_document.items():
+        risks = assess_chunk_texts(document_id, [r["text"] for r in chunk_rows], RiskSettings())
+        for row, risk in zip(chunk_rows, risks, strict=True):
+            row["risk_flags"], row["risk_level"] = list(risk.flags), risk.level
 
 
 def title_degrees(relationships: pa.Table) -> Counter[str]:

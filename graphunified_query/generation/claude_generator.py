@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphunified_query.generation.packing import TokenCounter, pack_contexts
+from graphunified_query.generation.packing import TokenCounter, context_budget, framed, pack_contexts
 from graphunified_query.generation.prompt import DONT_KNOW, answer_instructions, says_dont_know, user_message
+from graphunified_query.generation.templates import choose_template
 from graphunified_query.providers.cost import Usage, price_usd
 from graphunified_query.providers.tokenizer import count_tokens
 from graphunified_query.results import GeneratedAnswer, RetrievalResult
@@ -23,18 +24,24 @@ class ClaudeGenerator:
         self.client = client
         self.settings = settings
         self.count = count
-        # The instructions never change, so they carry the cache mark: later calls read them cheaply.
-        self._system: list[dict[str, Any]] = [
-            {"type": "text", "text": answer_instructions(), "cache_control": {"type": "ephemeral"}}
-        ]
+        self._systems: dict[str, list[dict[str, Any]]] = {}
+
+    def system(self, template: str) -> list[dict[str, Any]]:
+        """A template's instructions never change, so they carry the cache mark: later calls read
+        them cheaply (one cached prefix per template)."""
+        if template not in self._systems:
+            text = answer_instructions(template)
+            self._systems[template] = [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]
+        return self._systems[template]
 
     def generate(self, question: str, results: Sequence[RetrievalResult]) -> GeneratedAnswer:
-        contexts = pack_contexts(results, self.settings.context_window, self.count)
+        contexts = pack_contexts(results, context_budget(self.settings), framed(self.count))
         if not contexts:  # nothing to ground an answer in: no call, no cost
             return GeneratedAnswer(DONT_KNOW, contexts, supported=False)
+        template = choose_template(contexts)  # the code-QA prompt when most contexts hold code
         response = self.client.create(
-            system=self._system,
-            messages=[{"role": "user", "content": user_message(question, contexts)}],
+            system=self.system(template),
+            messages=[{"role": "user", "content": user_message(question, contexts, template)}],
             max_tokens=self.settings.answer_max_tokens,
         )
         text = response.text.strip()

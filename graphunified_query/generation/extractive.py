@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphunified_query.generation.packing import TokenCounter, pack_contexts
+from graphunified_query.generation.packing import TokenCounter, context_budget, framed, pack_contexts
 from graphunified_query.generation.prompt import DONT_KNOW, citation
 from graphunified_query.providers.embedding import Embedder
 from graphunified_query.providers.tokenizer import count_tokens
@@ -72,7 +72,7 @@ class ExtractiveGenerator:
         self.min_similarity = min_similarity
 
     def generate(self, question: str, results: Sequence[RetrievalResult]) -> GeneratedAnswer:
-        contexts = pack_contexts(results, self.settings.context_window, self.count)
+        contexts = pack_contexts(results, context_budget(self.settings), framed(self.count))
         sentences = [
             s
             for rank, c in enumerate(contexts)

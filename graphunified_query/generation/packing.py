@@ -1,13 +1,66 @@
-"""Fit ranked contexts into the answer prompt's token budget."""
+"""Fit ranked contexts into the answer prompt's token budget, in the order they are worth most."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from graphunified_query.results import RetrievalResult
+from graphunified_query.settings import QuerySettings
 
 TokenCounter = Callable[[str], int]
+# What the prompt adds around each context: "[n] (Source: file > section)", an occasional risk
+# mark and the untrusted-data markers. An estimate: labels vary, so it is generous.
+CONTEXT_FRAME_TOKENS = 24
+SCORE_DECIMALS = 6  # scores equal to this many decimals tie (float noise is not a preference)
+
+
+def context_budget(settings: QuerySettings) -> int:
+    """Tokens the contexts may fill: the context window less what the system prompt and the
+    question (with the prompt's framing) are reserved."""
+    return settings.context_window - settings.reserved_system_tokens - settings.reserved_query_tokens
+
+
+def framed(count_tokens: TokenCounter) -> TokenCounter:
+    """A counter that charges each context its text plus the prompt's frame around it."""
+    return lambda text: count_tokens(text) + CONTEXT_FRAME_TOKENS
+
+
+def order_contexts(results: Sequence[RetrievalResult]) -> tuple[RetrievalResult, ...]:
+    """Best first: higher score, then the shallower section (an overview before its details),
+    then the document used least so far (source diversity), then the retriever's own order."""
+    remaining = list(enumerate(results))
+    used: Counter[str] = Counter()
+    ordered: list[RetrievalResult] = []
+    while remaining:  # greedy, because diversity depends on what is already chosen
+        best = min(
+            remaining,
+            key=lambda item: (
+                -round(item[1].score, SCORE_DECIMALS),
+                section_depth(item[1]),
+                used[_document(item[1])],
+                item[0],
+            ),
+        )
+        remaining.remove(best)
+        used[_document(best[1])] += 1
+        ordered.append(best[1])
+    return tuple(ordered)
+
+
+def section_depth(result: RetrievalResult) -> int:
+    """Headings in the context's section path, read from its ``file > section`` label."""
+    label = result.source
+    if result.document_id and label.startswith(f"{result.document_id} > "):
+        return label[len(result.document_id) + 3 :].count(" > ") + 1
+    if result.document_id and label == result.document_id:
+        return 0
+    return label.count(" > ")
+
+
+def _document(result: RetrievalResult) -> str:
+    return result.document_id or result.source
 
 
 def pack_contexts(

@@ -1,0 +1,125 @@
+"""The context pipeline: what every strategy's hits go through before an answer is generated.
+
+1. Filter: a context over ``max_risk_level`` (unless ``show_risky``) or outside the metadata
+   filters (``source_type``, ``has_code``, ``document_ids``, ``section_prefix``) is left out.
+   Kept contexts carry ``risk_level``/``risk_flags`` in their metadata; the prompt marks risky ones.
+2. Expand (``link_expansion``): chunk hits pull in linked and adjacent chunks (see ``expansion``),
+   which must pass the same filters.
+3. Order (score, then shallower section, then source diversity) and pack into the token budget:
+   ``context_window`` less the reserved system and query tokens (``generation.packing``).
+
+`PreparedContext.metadata()` records what happened: raw hits, what each filter removed, how many
+chunks expansion added, what was packed and the token estimate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from graphunified_query.context.expansion import expand
+from graphunified_query.context.facts import ContextFacts, facts_of
+from graphunified_query.context.filters import ContextFilter
+from graphunified_query.context.links import link_graph
+from graphunified_query.generation.packing import (
+    TokenCounter,
+    context_budget,
+    framed,
+    order_contexts,
+    pack_contexts,
+)
+from graphunified_query.generation.templates import choose_template
+from graphunified_query.providers.tokenizer import count_tokens
+from graphunified_query.results import RetrievalResult
+from graphunified_query.risk import LOW
+from graphunified_query.settings import QuerySettings
+from graphunified_query.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class PreparedContext:
+    """The contexts a generator gets, and the record of how they were chosen."""
+
+    results: tuple[RetrievalResult, ...]
+    raw_hits: int
+    filtered_out: Mapping[str, int]  # reason → contexts left out for it
+    applied_filters: Mapping[str, Any]
+    expanded: int  # chunks link expansion added (before packing)
+    budget_tokens: int
+    token_estimate: int  # the packed contexts with their prompt framing
+    template: str  # the answer template the contexts call for
+    risky: int = 0  # packed contexts above "low", shown with their risk marked
+    expanded_packed: int = 0  # expanded chunks that made it into the budget
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "raw_hits": self.raw_hits,
+            "filtered_out": dict(self.filtered_out),
+            "filters": dict(self.applied_filters),
+            "expanded": self.expanded,
+            "expanded_packed": self.expanded_packed,
+            "packed": len(self.results),
+            "risky_packed": self.risky,
+            "budget_tokens": self.budget_tokens,
+            "token_estimate": self.token_estimate,
+            "template": self.template,
+        }
+
+
+class ContextPipeline:
+    def __init__(self, snapshot: Snapshot, *, count: TokenCounter = count_tokens) -> None:
+        self.snapshot = snapshot
+        self.count = count
+
+    def run(self, results: Sequence[RetrievalResult], settings: QuerySettings) -> PreparedContext:
+        filters = ContextFilter.from_settings(settings)
+        removed: Counter[str] = Counter()
+        kept: list[RetrievalResult] = []
+        for result in results:
+            facts = facts_of(self.snapshot, result)
+            reason = filters.reason(facts)
+            if reason is None:
+                kept.append(_marked(result, facts))
+            else:
+                removed[reason] += 1
+
+        def admit(candidate: RetrievalResult) -> RetrievalResult | None:
+            facts = facts_of(self.snapshot, candidate)
+            return _marked(candidate, facts) if filters.reason(facts) is None else None
+
+        expanded: tuple[RetrievalResult, ...] = ()
+        if settings.link_expansion:
+            expanded = expand(
+                kept,
+                self.snapshot,
+                link_graph(self.snapshot),
+                admit=admit,
+                per_hit=settings.max_expanded_per_hit,
+                total=settings.max_total_expanded,
+                decay=settings.expansion_decay,
+            )
+        budget = context_budget(settings)
+        count = framed(self.count)
+        packed = pack_contexts(order_contexts([*kept, *expanded]), budget, count)
+        return PreparedContext(
+            results=packed,
+            raw_hits=len(results),
+            filtered_out=MappingProxyType(dict(removed)),
+            applied_filters=MappingProxyType(filters.applied()),
+            expanded=len(expanded),
+            budget_tokens=budget,
+            token_estimate=sum(count(r.text) for r in packed),
+            template=choose_template(packed),
+            risky=sum(1 for r in packed if r.metadata.get("risk_level", LOW) != LOW),
+            expanded_packed=sum(1 for r in packed if "expanded_from" in r.metadata),
+        )
+
+
+def _marked(result: RetrievalResult, facts: ContextFacts) -> RetrievalResult:
+    """The context with its risk in its metadata, where the prompt and the caller can see it."""
+    metadata = {**result.metadata, "risk_level": facts.risk_level, "risk_flags": list(facts.risk_flags)}
+    return dataclasses.replace(result, metadata=MappingProxyType(metadata))

@@ -1,0 +1,78 @@
+"""The FastAPI application: /ask, /retrieve, /strategies, /health and the generated /openapi.json."""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from graphunified_query.engine import QueryEngine
+from graphunified_query.server.models import Health, QueryAnswer, QueryRequest, Strategies
+from graphunified_query.server.service import InvalidRequest, QueryService
+
+ANSWER_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"model": QueryAnswer, "description": "the object `ask --json` prints"},
+    500: {"description": "an engine failure; the traceback is in the server log, not the response"},
+}
+
+
+class CliJSONResponse(JSONResponse):
+    """Encoded as `ask --json` encodes it (`json.dumps`), so the two outputs cannot differ."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content).encode("utf-8")
+
+
+def create_app(engine: QueryEngine) -> FastAPI:
+    service = QueryService(engine)
+    app = FastAPI(
+        title="Graph-Unified query service",
+        version=_version(),
+        description="Answers and retrieved contexts from one loaded Graph-Unified index.",
+    )
+    app.state.service = service
+
+    @app.exception_handler(InvalidRequest)
+    async def invalid(_: Request, error: InvalidRequest) -> JSONResponse:
+        # The shape FastAPI gives its own validation errors, so a client parses one format.
+        detail = [
+            {"type": "value_error", "loc": ["body", *error.field], "msg": str(error), "input": error.value}
+        ]
+        return JSONResponse(status_code=422, content={"detail": detail})
+
+    @app.exception_handler(Exception)
+    async def failed(_: Request, error: Exception) -> JSONResponse:
+        # Starlette re-raises after answering, so uvicorn logs the traceback; the client gets one line.
+        return JSONResponse(
+            status_code=500, content={"detail": f"{type(error).__name__}: {error}; see the server log"}
+        )
+
+    @app.get("/health", response_model=Health)
+    def health() -> Health:
+        return service.health()
+
+    @app.get("/strategies", response_model=Strategies)
+    def strategies() -> Strategies:
+        return service.describe()
+
+    @app.post("/ask", response_class=CliJSONResponse, responses=ANSWER_RESPONSES)
+    def ask(request: QueryRequest) -> CliJSONResponse:
+        """Retrieve and generate an answer (just retrieve with `retrieve_only`)."""
+        return CliJSONResponse(service.ask(request, retrieve_only=request.retrieve_only))
+
+    @app.post("/retrieve", response_class=CliJSONResponse, responses=ANSWER_RESPONSES)
+    def retrieve(request: QueryRequest) -> CliJSONResponse:
+        """The contexts only (`answer` is null), whatever `retrieve_only` says."""
+        return CliJSONResponse(service.ask(request, retrieve_only=True))
+
+    return app
+
+
+def _version() -> str:
+    try:
+        return metadata.version("graph-unified")
+    except metadata.PackageNotFoundError:
+        return "0"

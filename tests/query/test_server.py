@@ -1,0 +1,235 @@
+"""The HTTP service over a real socket: the CLI's JSON, input checks, health, schema, loopback default."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from graphunified_query.cli import main
+from graphunified_query.engine import QueryEngine
+from graphunified_query.results import Retrieval
+from graphunified_query.server import run
+from graphunified_query.server.app import create_app
+from graphunified_query.server.params import ParamError, StrategyParams, accepted
+
+if TYPE_CHECKING:
+    from decimal import Decimal  # unresolvable at run time, as a retriever's type-only import would be
+
+KEYS = {"answer", "strategy", "contexts", "metadata"}
+CONTEXT_KEYS = {"text", "score", "source", "chunk_id", "document_id", "metadata"}
+QUESTION = "Who founded the Hale Mill?"
+# Timings differ from one call to the next; everything else in the object must not.
+TIMINGS = {"latency_ms", "retrieval_latency_ms", "generation_latency_ms"}
+
+
+@pytest.fixture(scope="module")
+def base_url(engine: QueryEngine) -> Iterator[str]:
+    listener = run.bind(port=0)  # the default host
+    server = run.make_server(create_app(engine), log_level="warning")
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    host, port = listener.getsockname()[:2]
+    yield f"http://{host}:{port}"
+    server.should_exit = True
+    thread.join(timeout=15)
+
+
+def call(base_url: str, path: str, body: Any = None, *, raw: bytes | None = None) -> tuple[int, Any]:
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    request = urllib.request.Request(base_url + path, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        text = error.read().decode()
+        assert "Traceback" not in text
+        return error.code, json.loads(text)
+
+
+def test_default_bind_is_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    listener = run.bind(port=0)
+    try:
+        assert listener.getsockname()[0] == "127.0.0.1"
+    finally:
+        listener.close()
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(run, "serve", lambda home, host, port: seen.update(host=host, port=port) or 0)
+    assert main(["serve"]) == 0
+    assert seen == {"host": run.DEFAULT_HOST, "port": run.DEFAULT_PORT} and run.DEFAULT_HOST == "127.0.0.1"
+
+
+def test_other_hosts_are_served_with_a_warning(
+    engine: QueryEngine, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served: list[socket.socket] = []
+
+    class Server:
+        def run(self, sockets: list[socket.socket]) -> None:
+            served.extend(sockets)
+
+    monkeypatch.setattr(QueryEngine, "open", lambda home, environ: engine)
+    monkeypatch.setattr(run, "make_server", lambda app: Server())
+    monkeypatch.setattr(run, "bind", lambda host, port: socket.create_server(("127.0.0.1", 0)))
+    assert run.serve("data", "0.0.0.0", 0) == 0
+    served[0].close()
+    assert "warning: serving on 0.0.0.0" in capsys.readouterr().err
+    assert run.is_loopback("::1") and run.is_loopback("localhost") and not run.is_loopback("example.org")
+
+
+def test_missing_index_is_the_cli_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ask", "anything", "--home", str(tmp_path)]) == 2
+    ask_error = capsys.readouterr().err
+    assert main(["serve", "--home", str(tmp_path), "--port", "0"]) == 2
+    assert capsys.readouterr().err == ask_error and "python -m graphunified_assets index" in ask_error
+
+
+def test_health(base_url: str, engine: QueryEngine) -> None:
+    status, health = call(base_url, "/health")
+    assert status == 200 and health["status"] == "ok"
+    assert health["home"] == str(engine.snapshot.home) and health["chunks"] == len(engine.snapshot.chunks.ids)
+    assert health["strategies"] == [*engine.strategies, "auto"]
+
+
+def test_ask_is_the_cli_json(
+    base_url: str, built_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    status, served = call(base_url, "/ask", {"question": QUESTION, "strategy": "hybrid", "top_k": 3})
+    assert status == 200 and set(served) == KEYS and "Thomas Hale" in served["answer"]
+    assert served["contexts"] and all(set(c) == CONTEXT_KEYS for c in served["contexts"])
+    argv = ["ask", QUESTION, "--strategy", "hybrid", "--top-k", "3", "--home", str(built_home), "--json"]
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    for payload in (served, printed):
+        for key in TIMINGS:
+            payload["metadata"].pop(key)
+    assert served == printed
+
+
+def test_retrieve_and_auto(base_url: str) -> None:
+    status, retrieved = call(base_url, "/retrieve", {"question": QUESTION, "strategy": "naive", "top_k": 2})
+    assert status == 200 and set(retrieved) == KEYS and retrieved["answer"] is None
+    assert 1 <= len(retrieved["contexts"]) <= 2 and retrieved["metadata"]["llm_calls"] == 0
+    status, routed = call(base_url, "/ask", {"question": QUESTION, "retrieve_only": True})
+    assert status == 200 and routed["answer"] is None and routed["metadata"]["router_reason"]
+    status, local = call(
+        base_url, "/retrieve", {"question": QUESTION, "strategy": "lightrag", "params": {"mode": "local"}}
+    )
+    assert status == 200 and local["strategy"] == "lightrag"
+
+
+def test_concurrent_requests(base_url: str) -> None:
+    body = {"question": QUESTION, "strategy": "naive", "top_k": 2}
+    with ThreadPoolExecutor(4) as pool:
+        replies = list(pool.map(lambda _: call(base_url, "/retrieve", body), range(8)))
+    assert {status for status, _ in replies} == {200}
+    assert len({json.dumps(r["contexts"]) for _, r in replies}) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"question": ""}, ["body", "question"]),
+        ({"question": "   "}, ["body", "question"]),
+        ({}, ["body", "question"]),
+        ({"question": QUESTION, "strategy": "nope"}, ["body", "strategy"]),
+        ({"question": QUESTION, "top_k": 0}, ["body", "top_k"]),
+        ({"question": QUESTION, "top_k": 1_000_000}, ["body", "top_k"]),
+        ({"question": QUESTION, "top_k": "5"}, ["body", "top_k"]),
+        ({"question": QUESTION, "topk": 5}, ["body", "topk"]),
+        ({"question": QUESTION, "strategy": "hybrid", "params": {"bogus": 1}}, ["body", "params", "bogus"]),
+        ({"question": QUESTION, "params": {"bogus": 1}}, ["body", "params", "bogus"]),
+        ({"question": QUESTION, "strategy": "naive", "params": {"top_k": 3}}, ["body", "params", "top_k"]),
+        (
+            {"question": QUESTION, "strategy": "lightrag", "params": {"mode": "up"}},
+            ["body", "params", "mode"],
+        ),
+        (
+            {"question": QUESTION, "strategy": "graphrag_local", "params": {"max_hops": "many"}},
+            ["body", "params", "max_hops"],
+        ),
+        (
+            {"question": QUESTION, "strategy": "expanded", "params": {"chunk_weight": 3}},
+            ["body", "params"],
+        ),
+        (
+            {"question": QUESTION, "strategy": "expanded", "params": {"reranker": "local"}},
+            ["body", "params", "reranker"],
+        ),
+    ],
+)
+@pytest.mark.parametrize("path", ["/ask", "/retrieve"])
+def test_bad_input_names_the_field(base_url: str, path: str, body: dict[str, Any], field: list[str]) -> None:
+    status, error = call(base_url, path, body)
+    assert status == 422, error
+    assert error["detail"][0]["loc"] == field and error["detail"][0]["msg"]
+
+
+def test_unknown_strategy_lists_the_known_ones(base_url: str) -> None:
+    status, error = call(base_url, "/ask", {"question": QUESTION, "strategy": "nope"})
+    assert status == 422 and "naive" in error["detail"][0]["msg"] and "auto" in error["detail"][0]["msg"]
+
+
+def test_malformed_json_is_a_client_error(base_url: str) -> None:
+    status, error = call(base_url, "/ask", raw=b'{"question": ')
+    assert status == 422 and error["detail"][0]["type"] == "json_invalid"
+
+
+def test_strategies_list_their_params(base_url: str, engine: QueryEngine) -> None:
+    status, described = call(base_url, "/strategies")
+    assert status == 200 and described["default"] == "auto"
+    params = {s["name"]: s["params"] for s in described["strategies"]}
+    assert list(params) == list(engine.strategies)
+    assert params["naive"] == {} and set(params["lightrag"]["mode"]["enum"]) == {
+        "local",
+        "global",
+        "naive",
+        "hybrid",
+    }
+    assert {"max_hops", "decay"} <= set(params["graphrag_local"]) and "use_cache" in params["expanded"]
+    assert {"fetch_k", "lambda_mult"} <= set(params["vector_mmr"])
+
+
+def test_openapi_lists_the_paths_and_the_cli_keys(base_url: str) -> None:
+    status, schema = call(base_url, "/openapi.json")
+    assert status == 200 and schema["openapi"].startswith("3.")
+    assert {"/ask", "/retrieve", "/health", "/strategies"} <= set(schema["paths"])
+    components = schema["components"]["schemas"]
+    assert set(components["QueryAnswer"]["properties"]) == KEYS
+    assert set(components["Context"]["properties"]) == CONTEXT_KEYS
+    assert {"question", "strategy", "top_k", "params", "retrieve_only"} == set(
+        components["QueryRequest"]["properties"]
+    )
+
+
+class _Retriever:
+    name = "probe"
+
+    def retrieve(
+        self, query: str, top_k: int = 10, *, depth: int = 1, scale: Decimal | None = None
+    ) -> Retrieval:
+        return Retrieval(self.name, ())
+
+
+def test_params_are_read_from_the_signature_even_with_unresolvable_hints() -> None:
+    table = StrategyParams({"probe": accepted("probe", _Retriever())})  # type: ignore[arg-type]
+    assert table.validate("probe", {"depth": "2", "scale": "anything"}) == {"depth": 2, "scale": "anything"}
+    with pytest.raises(ParamError) as error:
+        table.validate("probe", {"depth": "deep"})
+    assert error.value.name == "depth"
+    with pytest.raises(ParamError, match="takes: depth, scale"):
+        table.validate("probe", {"width": 1})
