@@ -13,7 +13,7 @@ inside its new parent; only the rest of the parent, the *region*, goes through L
 A change therefore re-clusters the communities on its path and nothing else, so every other
 community keeps its members, its content hash and its report. Locality drifts from the global
 optimum over many updates; a run without a previous clustering is a cold rebuild that resets it,
-and so is any split where the region is over half the parent.
+and so is any split where over half of the parent's members changed.
 """
 
 from __future__ import annotations
@@ -161,8 +161,8 @@ class _Run:
         region = inside.difference(*map(set, kept.values()))
         if not region:
             return kept
-        if 2 * len(region) > len(members):
-            kept, region = {}, inside  # mostly new: a cold split, as a first build would do
+        if 2 * len(inside & self.changed) > len(members):
+            kept, region = {}, inside  # mostly changed: a cold split, as a first build would do
         groups = dict(kept)
         edges = sorted(e for node in region for e in self.adjacency[node] if e[0] < e[1] and e[1] in region)
         if not edges and not groups and level > 0:
