@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 HOME_DIR ?= data
 INPUT  ?= data/sample
 
-.PHONY: setup demo index test lint ui bench eval clean
+.PHONY: setup demo index test browser-deps lint ui bench eval clean
 
 setup: $(VENV)/.installed
 
@@ -24,8 +24,17 @@ demo: setup index
 index: setup
 	$(BIN)/python -m graphunified_assets index --input $(INPUT) --home $(HOME_DIR)
 
-test: setup
-	$(BIN)/python -m pytest -q
+# One run, browser test included (it is opt-in elsewhere: `pytest` alone skips it).
+test: setup browser-deps
+	GRAPHUNIFIED_BROWSER_TESTS=1 $(BIN)/python -m pytest -q
+
+# Headless Chromium and its driver from Debian for the browser test (tests/ui): installed as root
+# when missing; Selenium is pointed at /usr/bin/chromedriver and never downloads a browser.
+browser-deps:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver; \
+	else echo "browser test needs Debian's chromium and chromium-driver: sudo make browser-deps" >&2; exit 1; fi
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
@@ -41,6 +50,7 @@ bench: setup
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/graph.py
 	$(BIN)/python bench/query.py
+	$(BIN)/python bench/reliability
 
 # Retrieval quality of every strategy on the three multi-hop sets (see README, Evaluation).
 EVAL_SETS ?= ../shared/eval/musique ../shared/eval/2wikimultihopqa ../shared/eval/hotpotqa

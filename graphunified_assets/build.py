@@ -21,9 +21,12 @@ from graphunified_assets.assets import (
     strategy_indexes,
     vector_index,
 )
+from graphunified_assets.executors import executor_from_env
 from graphunified_assets.io_manager import DocumentTablesIOManager
 from graphunified_assets.jobs import index_documents_job, refresh_indexes_job
+from graphunified_assets.logs import configure_logging, run_loggers
 from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_assets.schedules import refresh_schedule
 from graphunified_assets.sensors import new_documents_sensor
 
 # Declarative automation is evaluated by this sensor; on by default so the global tables follow
@@ -53,11 +56,17 @@ ASSET_MODULES = (
 
 
 def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:
+    settings = resource.settings
+    # Every process that loads the code location (CLI, code server, run workers) logs alike.
+    configure_logging(settings.logging)
     return dg.Definitions(
         assets=dg.load_assets_from_modules(ASSET_MODULES),
         asset_checks=dg.load_asset_checks_from_modules(ASSET_MODULES),
         jobs=[index_documents_job, refresh_indexes_job],
         sensors=[new_documents_sensor, global_automation],
+        schedules=[refresh_schedule(settings.automation)],
+        loggers=run_loggers(settings.logging),
+        executor=executor_from_env(),
         resources={
             "graphunified": resource,
             "document_tables": DocumentTablesIOManager(home=resource.home),

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from graphunified_assets import config_cli, tuning_cli
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.settings import SettingsError
@@ -35,8 +37,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     import_cmd.add_argument("folder", help="GraphRAG's output folder (or the project root holding output/)")
     import_cmd.add_argument("--home", default="data")
+    tuning_cli.add_parsers(commands)  # tune, extraction-report
+    config_cli.add_parsers(commands)  # init, settings-reference
     args = parser.parse_args(argv)
-    resource = GraphUnifiedResource(home=args.home, input_dir=getattr(args, "input", None))
+    if args.command in config_cli.COMMANDS:  # no home or settings needed
+        return config_cli.run(args)
+    resource = GraphUnifiedResource(
+        home=args.home,
+        input_dir=getattr(args, "input", None),
+        # README: exporting the keys before `index` selects Voyage/Claude; read only from the environment.
+        voyage_api_key=os.environ.get("VOYAGE_API_KEY") or None,
+        anthropic_api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
+    )
     try:
         if args.command == "index":
             return _index(resource, refresh=args.refresh)
@@ -44,6 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _export_graphrag(resource, Path(args.out))
         if args.command == "import-graphrag":
             return _import_graphrag(resource, Path(args.folder))
+        if args.command in tuning_cli.COMMANDS:
+            return tuning_cli.run(args, resource)
         return _status(resource)
     except SettingsError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -53,20 +67,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _index(resource: GraphUnifiedResource, *, refresh: bool = False) -> int:
     import dagster
 
-    from graphunified_assets.indexing import index  # dagster import is slow; only when needed
-
     warnings.filterwarnings("ignore", category=dagster.BetaWarning)  # BackfillPolicy is beta
 
+    from graphunified_assets.indexing import index  # dagster import is slow; only when needed
+    from graphunified_assets.logs import cli_error, configure_logging
+
+    echo, fail = configure_logging(resource.settings.logging), cli_error(resource.settings.logging)
+
     if not resource.input_path.is_dir():
-        print(f"error: input folder {resource.input_path} does not exist; pass --input DIR", file=sys.stderr)
+        fail(f"input folder {resource.input_path} does not exist; pass --input DIR")
         return 2
     try:
-        report = index(resource, refresh=refresh)
+        tuning_cli.reextract_changed(resource, echo)  # tuned extraction settings: re-extract all
+        report = index(resource, refresh=refresh, echo=echo)
     except RuntimeError as error:  # a failed run: its message says where to look and what to do
-        print(f"error: {error}", file=sys.stderr)
+        fail(str(error))
         return 1
-    print(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
-    _status(resource)
+    echo(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
+    _status(resource, echo)
     return 0
 
 
@@ -101,10 +119,10 @@ def _import_graphrag(resource: GraphUnifiedResource, folder: Path) -> int:
     return 0
 
 
-def _status(resource: GraphUnifiedResource) -> int:
+def _status(resource: GraphUnifiedResource, echo: Callable[[str], None] = print) -> int:
     state = IndexState(resource.layout.index_state)
     indexed = state.indexed_hashes()
-    print(f"{len(indexed)} documents indexed in {resource.layout.home}")
+    echo(f"{len(indexed)} documents indexed in {resource.layout.home}")
     for failure in state.failures():
-        print(f"  failed [{failure.stage}] {failure.source}: {failure.reason}")
+        echo(f"  failed [{failure.stage}] {failure.source}: {failure.reason}")
     return 0

@@ -16,6 +16,7 @@ import dagster as dg
 
 from graphunified_assets.assets.raw_documents import observations
 from graphunified_assets.build import build_definitions
+from graphunified_assets.home_lock import HomeLock, home_lock, refuse_foreign_runs, run_tags
 from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.lib.extraction.estimate import estimate_extraction
 from graphunified_assets.lib.index_state import IndexState
@@ -25,9 +26,12 @@ from graphunified_assets.lib.update_plan import UpdatePlan, plan_update
 from graphunified_assets.partitions import documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_assets.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
+from graphunified_assets.store_check import check_store
 from graphunified_query.layout import HomeLayout
 
-_QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}  # step-level DEBUG drowns progress
+# The console logger (text or JSON lines, per settings.logging) at INFO: step-level DEBUG drowns progress.
+_QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+DOCUMENTS_TABLE = "documents"
 INSTANCE_TEMPLATE = Path(__file__).resolve().parent.parent / "dagster.yaml"
 
 
@@ -58,21 +62,44 @@ def index(
     resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print, refresh: bool = False
 ) -> IndexReport:
     """Index new/changed documents, drop removed ones; ``refresh`` re-runs the global stage regardless
-    (after changing graph or query settings, or upgrading): cached texts cost nothing."""
+    (after changing graph or query settings, or upgrading): cached texts cost nothing.
+
+    Holds the home's index lock throughout: a second `index` of the same home is refused with a
+    message naming this one (`HomeLocked`), and a killed one leaves nothing stuck.
+    """
     started = time.perf_counter()
+    layout = resource.layout
+    with home_lock(layout, command=f"python -m graphunified_assets index --home {layout.home}") as lock:
+        return _index(resource, lock, echo=echo, refresh=refresh, started=started)
+
+
+def _index(
+    resource: GraphUnifiedResource,
+    lock: HomeLock,
+    *,
+    echo: Callable[[str], None],
+    refresh: bool,
+    started: float,
+) -> IndexReport:
+    layout = resource.layout
     defs = build_definitions(resource)
     instance = prepare_instance(resource)
+    for run_id in refuse_foreign_runs(instance, layout.home):
+        echo(f"marked Dagster run {run_id} as failed: the `index` running it was stopped or killed")
+    check = check_store(layout, (DOCUMENTS_TABLE, *DOWNSTREAM_TABLES))
+    for message in check.messages():
+        echo(message)
     scan = scan_input(resource.input_path)
     for problem in scan.problems:
         echo(f"skipped {problem.source}: {problem.reason}")
-    state = IndexState(resource.layout.index_state)
+    state = IndexState(layout.index_state)
     state.replace_failures("scan", [(p.source, p.reason) for p in scan.problems])
     live = list(instance.get_dynamic_partitions(documents_partitions.name))
     plan = plan_update(
         {k: d.content_hash for k, d in scan.documents.items()},
         state.indexed_hashes(),
         live,
-        layout=resource.layout,
+        layout=layout,
         downstream_tables=DOWNSTREAM_TABLES,
     )
     echo(f"{resource.input_path}: {plan.summary()}")
@@ -82,6 +109,12 @@ def index(
         estimate = estimate_extraction((d.text for d in parsed), resource.settings)
         echo(estimate.describe(resource.settings.llm.budget_usd))
     ranges = run_ranges(plan, live)
+    unfinished = layout.refresh_pending.exists()
+    if unfinished:
+        echo("the last global refresh did not finish; it is redone")
+    refresh = refresh or unfinished or bool(check.damaged_globals) or bool(ranges) or bool(plan.removed)
+    if refresh or _global_outputs_missing(layout):
+        layout.refresh_pending.touch()  # before any change: a crash from here on redoes the refresh
     if plan.new:
         instance.add_dynamic_partitions(documents_partitions.name, list(plan.new))
     for key in plan.removed:
@@ -93,10 +126,15 @@ def index(
     run_ids = []
     for start, end in ranges:
         echo(f"indexing documents {start!r} .. {end!r}")
+        refuse_foreign_runs(instance, layout.home)  # the UI's queue may have started one meanwhile
+        lock.note_run(f"{INDEX_DOCUMENTS} {start!r}..{end!r}")
         run_ids.append(run_job(defs, INDEX_DOCUMENTS, instance, partition_range_tags(start, end)))
-    if refresh or ranges or plan.removed or _global_outputs_missing(resource.layout):
+    if layout.refresh_pending.exists():
         echo("refreshing global indexes")
+        refuse_foreign_runs(instance, layout.home)
+        lock.note_run(REFRESH_INDEXES)
         run_ids.append(run_job(defs, REFRESH_INDEXES, instance, {}))
+        layout.refresh_pending.unlink()
     return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
 
 
@@ -124,7 +162,7 @@ def run_job(
 ) -> str:
     """Execute a job in process; a failed run is an error naming its failed steps and what to do."""
     result = defs.resolve_job_def(job_name).execute_in_process(
-        instance=instance, tags=tags, raise_on_error=False
+        instance=instance, run_config=_QUIET, tags={**tags, **run_tags()}, raise_on_error=False
     )
     if not result.success:
         failed = [e.step_key for e in result.all_events if e.is_step_failure]

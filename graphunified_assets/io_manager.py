@@ -7,6 +7,9 @@ requested partitions on read, so the same asset code serves 1 document or 10,000
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+
 import dagster as dg
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,6 +18,26 @@ import pyarrow.parquet as pq
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_query.layout import HomeLayout
 from graphunified_query.parquet_store import write_table_atomic
+
+# Schema metadata naming partitions an asset could not produce this run: no file is written for
+# them (a stale one is removed), so they stay "incomplete" and the next `index` retries them.
+# Without it, a partition key with no rows gets an empty table (a document with nothing in it).
+FAILED_PARTITIONS = b"graphunified.failed_partitions"
+
+
+def without_partitions(table: pa.Table, keys: Iterable[str]) -> pa.Table:
+    """``table`` marked so the IO manager writes nothing for ``keys`` (their rows must be absent)."""
+    metadata = dict(table.schema.metadata or {})
+    metadata[FAILED_PARTITIONS] = json.dumps(sorted(keys)).encode()
+    return table.replace_schema_metadata(metadata)
+
+
+def _pop_failed(table: pa.Table) -> tuple[pa.Table, set[str]]:
+    metadata = dict(table.schema.metadata or {})
+    failed = metadata.pop(FAILED_PARTITIONS, None)
+    if failed is None:
+        return table, set()
+    return table.replace_schema_metadata(metadata or None), set(json.loads(failed))
 
 
 def _split_by(table: pa.Table, column: str) -> dict[str, pa.Table]:
@@ -47,18 +70,26 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
     def handle_output(self, context: dg.OutputContext, obj: pa.Table) -> None:
         table_name, column = self._table(context)
         layout = HomeLayout.at(self.home)
+        obj, failed = _pop_failed(obj)
         keys = context.asset_partition_keys
         ids = obj.column(column)
         parts = _split_by(obj, column) if len(keys) > 1 else {keys[0]: obj} if keys else {}
         for key in keys:
-            rows = parts.get(key, obj.schema.empty_table())
-            write_table_atomic(layout.partition_path(table_name, key), rows, durable=False)
+            path = layout.partition_path(table_name, key)
+            if key in failed:
+                path.unlink(missing_ok=True)  # an older version's rows must not stand in for it
+                continue
+            write_table_atomic(path, parts.get(key, obj.schema.empty_table()), durable=False)
         if "content_hash" in obj.column_names:
             # Only after the files are safely on disk does a document count as indexed.
             hashes = dict(zip(ids.to_pylist(), obj.column("content_hash").to_pylist(), strict=True))
             IndexState(layout.index_state).mark_indexed(hashes)
         context.add_output_metadata(
-            {"rows": dg.MetadataValue.int(obj.num_rows), "documents": dg.MetadataValue.int(len(keys))}
+            {
+                "rows": dg.MetadataValue.int(obj.num_rows),
+                "documents": dg.MetadataValue.int(len(keys) - len(failed & set(keys))),
+                "failed_documents": dg.MetadataValue.int(len(failed & set(keys))),
+            }
         )
 
     def load_input(self, context: dg.InputContext) -> pa.Table:

@@ -8,16 +8,21 @@ from graphunified_assets.partitions import documents_partitions
 
 INDEX_DOCUMENTS = "index_documents"
 REFRESH_INDEXES = "refresh_indexes"
+# Dagster prints run logs to the console only through loggers named in the run config; this
+# names `console` with its defaults (Dagster's colored logger, or JSON lines: graphunified_assets.logs).
+CONSOLE_LOGS = {"loggers": {"console": {}}}
 
 index_documents_job = dg.define_asset_job(
     INDEX_DOCUMENTS,
     selection=dg.AssetSelection.groups("ingest", "embed", "extract"),
     partitions_def=documents_partitions,
+    config=CONSOLE_LOGS,
     description="Parse, chunk, embed and extract the selected documents (one run covers a key range).",
 )
 
 refresh_indexes_job = dg.define_asset_job(
     REFRESH_INDEXES,
     selection=dg.AssetSelection.groups("graph", "indexes"),
+    config=CONSOLE_LOGS,
     description="Rebuild the global indexes from every document's tables; prunes removed documents.",
 )

@@ -15,9 +15,10 @@ from pydantic import PrivateAttr
 
 from graphunified_assets.lib.extraction.records import Extractor
 from graphunified_assets.lib.extraction.selection import (
+    OPENAI_COMPATIBLE,
     extraction_provider,
-    make_claude_client,
     make_extractor,
+    make_llm_client,
 )
 from graphunified_assets.lib.reports.build import Reporter
 from graphunified_query.layout import HomeLayout
@@ -66,25 +67,32 @@ class GraphUnifiedResource(dg.ConfigurableResource):
         return extraction_provider(self.settings, self.anthropic_api_key) == "anthropic"
 
     def summarizer(self) -> Callable[[str, list[str]], str] | None:
-        """Claude description summaries when Claude is configured; None means extractive."""
-        if not self.uses_claude() or not self.anthropic_api_key:
+        """LLM description summaries when an LLM is configured; None means extractive."""
+        client = make_llm_client(
+            self.settings, anthropic_api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
+        )
+        if client is None:
             return None
         from graphunified_assets.lib.extraction.claude_summarizer import ClaudeSummarizer
 
-        client = make_claude_client(
-            self.settings, api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
-        )
         return ClaudeSummarizer(client)
 
     def reporter(self) -> Reporter | None:
-        """The Claude community reporter when Claude is configured; None means extractive reports."""
-        if not self.uses_claude() or not self.anthropic_api_key:
+        """The LLM community reporter when an LLM is configured and `llm.llm_reports` is on; None
+        means extractive reports."""
+        if not self.settings.llm.llm_reports:
             return None
+        client = make_llm_client(
+            self.settings, anthropic_api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
+        )
+        if client is None:
+            return None
+        if self.settings.llm.provider == OPENAI_COMPATIBLE:
+            from graphunified_assets.lib.reports.openai_reporter import OpenAICompatibleReporter
+
+            return OpenAICompatibleReporter(client)
         from graphunified_assets.lib.reports.claude_reporter import ClaudeReporter
 
-        client = make_claude_client(
-            self.settings, api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
-        )
         return ClaudeReporter(client)
 
     def extractor(self) -> Extractor:

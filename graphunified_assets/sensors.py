@@ -7,6 +7,7 @@ import dagster as dg
 
 from graphunified_assets.assets.raw_documents import observations
 from graphunified_assets.jobs import (
+    CONSOLE_LOGS,
     INDEX_DOCUMENTS,
     REFRESH_INDEXES,
     index_documents_job,
@@ -61,6 +62,7 @@ def new_documents_sensor(
             job_name=INDEX_DOCUMENTS,
             run_key=f"{start}..{end}:{_digest(f'{k}={hashes[k]}' for k in plan.pending)}",
             tags=partition_range_tags(start, end),
+            run_config=CONSOLE_LOGS,  # a ranged run gets no partitioned default config
         )
         for start, end in run_ranges(plan, live)
     ]
@@ -71,7 +73,11 @@ def new_documents_sensor(
     if removed_live:
         partition_requests.append(documents_partitions.build_delete_request(removed_live))
     if plan.removed:
-        requests.append(dg.RunRequest(job_name=REFRESH_INDEXES, run_key=f"prune:{_digest(plan.removed)}"))
+        requests.append(
+            dg.RunRequest(
+                job_name=REFRESH_INDEXES, run_key=f"prune:{_digest(plan.removed)}", run_config=CONSOLE_LOGS
+            )
+        )
     if requests:
         context.log.info(plan.summary())
     return dg.SensorResult(

@@ -74,6 +74,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (IndexNotBuilt, SettingsError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except RuntimeError as error:
+        if not isinstance(error, _provider_errors()):
+            raise
+        # A provider refused or failed (bad key, outage): its message is redacted and says why.
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+def _provider_errors() -> tuple[type[Exception], ...]:
+    from graphunified_query.providers.claude import LLMError
+    from graphunified_query.providers.embedding import EmbeddingError
+
+    return LLMError, EmbeddingError
 
 
 def _eval(args: argparse.Namespace) -> int:

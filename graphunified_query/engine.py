@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from graphunified_query.aliases import read_aliases, with_aliases
 from graphunified_query.compose.factory import BUILDERS, build
 from graphunified_query.context.options import split_params, with_overrides
 from graphunified_query.context.pipeline import ContextPipeline
@@ -22,6 +23,7 @@ from graphunified_query.generation.select import claude_configured
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers.cost import Usage
 from graphunified_query.providers.embedding import Embedder, check_same_model, make_embedder
+from graphunified_query.query_input import check_question, check_top_k
 from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
 from graphunified_query.retrieval import REGISTRY, Retriever, RetrieverContext
 from graphunified_query.router import Router
@@ -87,15 +89,13 @@ class QueryEngine:
         self.embedder = embedder
         self.llm = llm
         # One decision for the whole query path: with a Claude client, Claude maps and answers.
-        self.generator = generator or (
-            ClaudeGenerator(llm, settings.query)
-            if llm is not None
-            else ExtractiveGenerator(embedder, settings.query)
-        )
+        self.generator = generator or _generator(llm, settings, embedder)
         self.router = router or Router()
         self._context = RetrieverContext(snapshot, embedder, settings, llm)
         self.context_pipeline = ContextPipeline(snapshot)
         self._retrievers: dict[str, Retriever] = {}
+        # Other names of indexed files (identical copies), added to citations; {} for a bare snapshot.
+        self.aliases = read_aliases(HomeLayout(snapshot.home), set(snapshot.chunks.document_ids))
 
     @classmethod
     def open(
@@ -126,6 +126,10 @@ class QueryEngine:
         self, question: str, strategy: str = AUTO, top_k: int | None = None, **params: Any
     ) -> tuple[Retrieval, dict[str, Any]]:
         """The retrieval and the routing metadata (strategy, reason) that produced it."""
+        check_question(question)
+        top_k = check_top_k(top_k)
+        if strategy != AUTO:
+            self.retriever(strategy)  # an unknown name fails before the router or any model runs
         routing: dict[str, Any] = {}
         if strategy == AUTO:
             decision = self.router.route(question, self.strategies)
@@ -147,6 +151,8 @@ class QueryEngine:
         options (``max_risk_level``, ``show_risky``, the metadata filters, ``link_expansion``, …;
         see `context.options`), which override ``settings.query`` for this call only."""
         started = time.perf_counter()
+        check_question(question)
+        top_k = check_top_k(top_k)
         overrides, strategy_params = split_params(params)
         query_settings = with_overrides(self.settings.query, overrides)  # fail before retrieving
         retrieval, routing = self.retrieve(question, strategy, top_k, **strategy_params)
@@ -179,13 +185,29 @@ class QueryEngine:
             question=question,
             strategy=routing["strategy"],
             answer=answer.text if answer else None,
-            contexts=answer.contexts if answer else prepared.results,
+            contexts=with_aliases(answer.contexts if answer else prepared.results, self.aliases),
             metadata=metadata,
         )
 
 
+def _generator(llm: Any, settings: Settings, embedder: Embedder) -> Generator:
+    """The answer generator for the engine's LLM client; named after the provider behind it."""
+    if llm is None:
+        return ExtractiveGenerator(embedder, settings.query)
+    if settings.llm.provider == "openai_compatible":
+        from graphunified_query.generation.openai_generator import OpenAICompatibleGenerator
+
+        return OpenAICompatibleGenerator(llm, settings.query)
+    return ClaudeGenerator(llm, settings.query)
+
+
 def _claude(settings: Settings, layout: HomeLayout, environ: Mapping[str, str]) -> Any:
-    """A Claude client when the settings and environment ask for one; None means offline."""
+    """A Claude client when the settings and environment ask for one, the OpenAI-compatible client
+    for llm.provider 'openai_compatible'; None means offline."""
+    if settings.llm.provider == "openai_compatible":
+        from graphunified_query.generation.openai_generator import openai_client
+
+        return openai_client(settings, llm_cache=layout.llm_cache, environ=environ)
     if not claude_configured(settings, environ):
         return None
     key = environ.get("ANTHROPIC_API_KEY", "").strip()

@@ -66,6 +66,21 @@ class HomeLayout:
     def dagster_home(self) -> Path:
         return self.home / "dagster"
 
+    @property
+    def published(self) -> Path:
+        """Immutable generations of the global tables and indexes that readers load."""
+        return self.home / "published"
+
+    @property
+    def refresh_pending(self) -> Path:
+        """Exists from the first change of an `index` until its global refresh succeeded."""
+        return self.home / "refresh.pending"
+
+    @property
+    def index_lock(self) -> Path:
+        """Held (flock) by the process rebuilding this home; its text says who that is."""
+        return self.home / "index.lock"
+
 
 def partition_file_stem(document_id: str) -> str:
     """A reversible, file-name-safe spelling of a document id (ids may contain '/' and '#')."""

@@ -51,42 +51,76 @@ class EmbeddingSettings(_Section):
     provider: Literal["auto", "local", "voyage"] = Field(
         "auto", description="'auto' uses Voyage when VOYAGE_API_KEY is set, else the embedded MiniLM model."
     )
-    voyage_model: str = "voyage-3.5"
+    voyage_model: str = Field("voyage-3.5", description="Voyage embedding model (embedding.provider voyage).")
     voyage_base_url: str | None = Field(None, description="Override Voyage's endpoint (tests, proxies).")
     batch_size: int = Field(64, ge=1, le=1000, description="Texts per Voyage request.")
     local_batch_size: int = Field(
         16, ge=1, le=256, description="Texts per local ONNX batch (16: fastest and ~0.6 GB, vs 64: ~1.9 GB)."
     )
     max_length: int = Field(256, ge=16, le=512, description="Token limit of the local model's input.")
-    max_retries: int = Field(5, ge=0)
-    timeout_seconds: float = Field(60.0, gt=0)
+    max_retries: int = Field(5, ge=0, description="Retries of a failed Voyage request (429, 5xx, timeouts).")
+    timeout_seconds: float = Field(60.0, gt=0, description="Timeout of one Voyage request.")
 
 
 class LLMSettings(_Section):
-    provider: Literal["auto", "offline", "anthropic"] = Field(
-        "auto", description="'auto' uses Claude when ANTHROPIC_API_KEY is set, else the embedded defaults."
+    provider: Literal["auto", "offline", "anthropic", "openai_compatible"] = Field(
+        "auto",
+        description="'auto' uses Claude when ANTHROPIC_API_KEY is set, else the embedded defaults; "
+        "'openai_compatible' uses the server at llm.openai_base_url (Ollama, vLLM, llama.cpp).",
     )
-    model: str = "claude-sonnet-4-5"
+    model: str = Field(
+        "claude-sonnet-4-5", description="Model name as the provider knows it ('llama3.1:8b' for Ollama)."
+    )
     base_url: str | None = Field(None, description="Override the Anthropic endpoint (tests, proxies).")
-    max_tokens: int = Field(4096, ge=256)
-    max_gleanings: int = Field(1, ge=0, le=5)
-    requests_per_minute: int = Field(50, ge=1)
-    tokens_per_minute: int = Field(400_000, ge=1000)
-    max_retries: int = Field(6, ge=0)
-    timeout_seconds: float = Field(120.0, gt=0)
+    openai_base_url: str | None = Field(
+        None,
+        description="OpenAI-compatible endpoint up to /v1, e.g. http://127.0.0.1:11434/v1 (Ollama); "
+        "a key, if the server needs one, comes from OPENAI_API_KEY.",
+    )
+    openai_structured_output: Literal["auto", "tools", "json"] = Field(
+        "auto",
+        description="How structured output is asked of an OpenAI-compatible server: function calling "
+        "('tools'), JSON mode with the schema in the prompt ('json'), or tools falling back to JSON "
+        "mode when the server refuses them ('auto').",
+    )
+    llm_reports: bool = Field(
+        True, description="Write community reports with the LLM; false: extractive reports, no report calls."
+    )
+    max_tokens: int = Field(4096, ge=256, description="Longest reply of one extraction or report call.")
+    max_gleanings: int = Field(
+        1, ge=0, le=5, description="Extra 'what was missed?' extraction turns per chunk (GraphRAG gleaning)."
+    )
+    requests_per_minute: int = Field(50, ge=1, description="Rate limit: LLM requests per minute.")
+    tokens_per_minute: int = Field(400_000, ge=1000, description="Rate limit: input tokens per minute.")
+    max_retries: int = Field(6, ge=0, description="Retries of a failed LLM call (429, 5xx, timeouts).")
+    retry_base_seconds: float = Field(
+        1.0,
+        gt=0,
+        description="First backoff step; each retry doubles it (with jitter) unless retry-after says so.",
+    )
+    timeout_seconds: float = Field(120.0, gt=0, description="Timeout of one LLM call.")
     use_batches: bool = Field(False, description="Message Batches API for bulk extraction (half price).")
     batch_poll_seconds: float = Field(30.0, gt=0, description="How often a submitted batch is checked.")
     budget_usd: float | None = Field(None, ge=0, description="Stop cleanly before spending more than this.")
     concurrency: int = Field(4, ge=1, description="Parallel LLM calls within one run.")
 
+    @model_validator(mode="after")
+    def _openai_endpoint(self) -> LLMSettings:
+        if self.provider == "openai_compatible" and not self.openai_base_url:
+            raise ValueError(
+                "llm.provider 'openai_compatible' needs llm.openai_base_url, e.g. "
+                "http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8000/v1 (vLLM, llama.cpp server)"
+            )
+        return self
+
 
 class ModelPrice(_Section):
     """US dollars per million tokens."""
 
-    input: float
-    output: float
-    cache_read: float
-    cache_write: float
+    input: float = Field(description="Input tokens.")
+    output: float = Field(description="Output tokens.")
+    cache_read: float = Field(description="Input tokens read from the prompt cache.")
+    cache_write: float = Field(description="Input tokens written to the prompt cache.")
 
 
 def _default_prices() -> dict[str, ModelPrice]:
@@ -98,17 +132,22 @@ def _default_prices() -> dict[str, ModelPrice]:
 
 
 class ExtractionSettings(_Section):
-    entity_types: tuple[str, ...] = (
-        "PERSON",
-        "ORGANIZATION",
-        "LOCATION",
-        "EVENT",
-        "PRODUCT",
-        "CONCEPT",
-        "DATE",
+    entity_types: tuple[str, ...] = Field(
+        ("PERSON", "ORGANIZATION", "LOCATION", "EVENT", "PRODUCT", "CONCEPT", "DATE"),
+        description="Entity types extraction keeps (the LLM is told them; spaCy labels map onto them).",
     )
     summarize_above_fragments: int = Field(
         4, ge=2, description="Summarize an entity description once it has more fragments than this."
+    )
+    # Domain tuning (`python -m graphunified_assets tune` writes these into settings.tuned.yaml).
+    prompt_dir: Path | None = Field(
+        None, description="Folder of tuned extraction prompts (extract_system.md, glean.md); None: packaged."
+    )
+    relationship_types: tuple[str, ...] = Field(
+        (), description="Preferred relationship types, filled into a tuned prompt's {relationship_types}."
+    )
+    concept_heads: tuple[str, ...] = Field(
+        (), description="Offline: noun phrases headed by these nouns are extracted as CONCEPT entities."
     )
 
 
@@ -223,18 +262,39 @@ class StorageSettings(_Section):
     )
 
 
+class LoggingSettings(_Section):
+    format: Literal["text", "json"] = Field(
+        "text", description="'json': one JSON object per line from `index` and from Dagster runs' logs."
+    )
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Lowest level logged.")
+
+
+class AutomationSettings(_Section):
+    refresh_cron: str = Field(
+        "0 3 * * *", description="When the `nightly_refresh` schedule rebuilds the global stage (cron)."
+    )
+    refresh_timezone: str = Field("UTC", description="Time zone of refresh_cron (IANA name).")
+    refresh_enabled: bool = Field(
+        False, description="Start the schedule switched on (otherwise switch it on in the UI)."
+    )
+
+
 class Settings(_Section):
     """Everything configurable in Graph-Unified, validated on load."""
 
     chunking: ChunkingSettings = ChunkingSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     llm: LLMSettings = LLMSettings()
-    prices: dict[str, ModelPrice] = Field(default_factory=_default_prices)
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=_default_prices, description="US dollars per million tokens, by llm.model name."
+    )
     extraction: ExtractionSettings = ExtractionSettings()
     graph: GraphSettings = GraphSettings()
     query: QuerySettings = QuerySettings()
     risk: RiskSettings = RiskSettings()
     storage: StorageSettings = StorageSettings()
+    logging: LoggingSettings = LoggingSettings()
+    automation: AutomationSettings = AutomationSettings()
 
 
 def load_settings(

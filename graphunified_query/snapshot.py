@@ -7,10 +7,11 @@ piece is a clear error naming the file and the command that builds it.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import lancedb
 import numpy as np
@@ -24,6 +25,7 @@ from graphunified_query.indexes.ivf import ivf_file
 from graphunified_query.indexes.ppr_graph import PPRGraph
 from graphunified_query.layout import HomeLayout
 from graphunified_query.parquet_store import StoreError, read_table
+from graphunified_query.publication import Generation, current
 from graphunified_query.risk import LEVELS, LOW, RiskLevel, rank
 from graphunified_query.tables import (
     COMMUNITIES,
@@ -41,6 +43,7 @@ VECTOR_TABLES = {
     FACTS: "fact_vectors",
     COMMUNITY_REPORTS: "report_vectors",
 }
+_T = TypeVar("_T")
 BM25_FOLDER = "bm25"
 PPR_FILE = "ppr_graph.npz"
 
@@ -111,6 +114,7 @@ class Snapshot:
     bm25: BM25Index
     graph: PPRGraph
     chunk_similarity: SimilarityEdges | None = None  # None: built before SIMILAR_TO edges existed
+    generation: int = 0  # the published generation loaded; 0: the live files of an older home
     extras: dict[str, Any] = field(default_factory=dict)  # per-strategy caches built on first use
 
     @cached_property
@@ -135,6 +139,16 @@ class Snapshot:
         return dict(adjacency)
 
     @cached_property
+    def relationship_weights(self) -> tuple[float, ...]:
+        return tuple(float(r["weight"]) for r in self.relationships)
+
+    @cached_property
+    def weighted_degree(self) -> dict[str, float]:
+        """entity id → total weight of its relationships (a hub's sum is not recomputed per query)."""
+        weights = self.relationship_weights
+        return {e: sum(weights[r] for _, r in around) for e, around in self.neighbours.items()}
+
+    @cached_property
     def chunk_entities(self) -> dict[str, list[int]]:
         """chunk id → entity rows mentioning it."""
         mentions: dict[str, list[int]] = defaultdict(list)
@@ -148,37 +162,90 @@ class Snapshot:
         return [self.chunk_row[c] for c in chunk_ids if c in self.chunk_row]
 
 
+class StoreDamaged(IndexNotBuilt):
+    """A stored file is truncated, deleted or unreadable; the message names it and the rebuild."""
+
+
+def refresh_command(home: Path) -> str:
+    """Rebuilds every global table and index from the per-document files and the caches."""
+    return f"{build_command(home)} --refresh"
+
+
 def load_snapshot(home: Path | str) -> Snapshot:
+    """Load the latest published generation (or the live files of a home built before them).
+
+    A rebuild publishing a newer generation may prune the one being read; then the newer one is
+    read instead, so a reader always gets one whole generation, old or new.
+    """
     layout = HomeLayout.at(home)
-    hint = build_command(layout.home)
+    hint = refresh_command(layout.home)
+    try:
+        generation = current(layout, rebuild_hint=hint)
+    except StoreError as error:
+        raise StoreDamaged(str(error)) from None
+    try:
+        return _load(layout, generation)
+    except StoreError:
+        newer = current(layout, rebuild_hint=hint)
+        if newer.number == generation.number:
+            raise
+        return _load(layout, newer)
+
+
+def _load(layout: HomeLayout, generation: Generation) -> Snapshot:
+    try:
+        return _read(layout, generation)
+    except IndexNotBuilt:
+        raise
+    except StoreError as error:  # a table unreadable mid-load: say which and how to rebuild it
+        raise StoreDamaged(str(error)) from None
+
+
+def _read(layout: HomeLayout, generation: Generation) -> Snapshot:
+    hint = refresh_command(layout.home)
+    missing = generation.missing_files()
+    if missing:
+        raise StoreDamaged(f"{missing[0]} is missing ({generation.describe()}); rebuild it with `{hint}`.")
     if not (layout.lancedb / f"{CHUNK_VECTORS}.lance").exists():
-        raise IndexNotBuilt(f"No index in {layout.home}: {CHUNK_VECTORS} is missing. Build it with `{hint}`.")
+        if generation.root is None:
+            build = build_command(layout.home)
+            raise IndexNotBuilt(
+                f"No index in {layout.home}: {CHUNK_VECTORS} is missing. Build it with `{build}`."
+            )
+        raise StoreDamaged(
+            f"{layout.lancedb / (CHUNK_VECTORS + '.lance')} is missing ({generation.describe()} "
+            f"needs it); rebuild it with `{hint}`."
+        )
     db = lancedb.connect(str(layout.lancedb))
-    chunk_table = _open(db, CHUNK_VECTORS, layout, hint)
+    chunk_table = _open(db, CHUNK_VECTORS, layout, generation, hint)
     model = _single_model(chunk_table, CHUNK_VECTORS)
     chunks = chunks_from_arrow(chunk_table)
     tables: dict[str, tuple[tuple[dict[str, Any], ...], DenseIndex]] = {}
     dimension = _matrix(chunk_table).shape[1]
     for name, vector_table in VECTOR_TABLES.items():
-        rows = tuple(read_table(layout.table_path(name), rebuild_hint=hint).to_pylist())
-        vectors = _open(db, vector_table, layout, hint)
+        rows = tuple(read_table(generation.table_path(name), rebuild_hint=hint).to_pylist())
+        vectors = _open(db, vector_table, layout, generation, hint)
         if vectors.num_rows and _single_model(vectors, vector_table) != model:
             raise StoreError(
                 f"{vector_table} was embedded with another model than {CHUNK_VECTORS} ({model}); "
                 f"rebuild with `{hint}`."
             )
         index = _aligned(rows, vectors, dimension, vector_table, hint)
-        lists = ivf.load(layout.index_path(ivf_file(vector_table)), index.ids) if len(index) else None
-        tables[name] = (rows, DenseIndex(index.ids, index.matrix, lists))
-    try:
-        bm25 = BM25Index.load(layout.index_path(BM25_FOLDER))
-        graph = PPRGraph.load(layout.index_path(PPR_FILE))
-        chunk_similarity = SimilarityEdges.load(layout.index_path(CHUNK_SIMILARITY_FILE))
-    except (FileNotFoundError, OSError, ValueError, KeyError, pa.ArrowException) as error:
-        raise IndexNotBuilt(
-            f"A strategy index in {layout.indexes} is missing or unreadable ({error}); "
-            f"rebuild it with `{hint}`."
-        ) from None
+        lists_path = generation.index_path(ivf_file(vector_table))
+        lists = (
+            _index_file(lambda p=lists_path, ids=index.ids: ivf.load(p, ids), lists_path, hint)
+            if len(index)
+            else None
+        )
+        dense = (
+            DenseIndex.clustered(index.ids, index.matrix, lists)
+            if lists
+            else DenseIndex(index.ids, index.matrix)
+        )
+        tables[name] = (rows, dense)
+    bm25 = _index_file(BM25Index.load, generation.index_path(BM25_FOLDER), hint)
+    graph = _index_file(PPRGraph.load, generation.index_path(PPR_FILE), hint)
+    chunk_similarity = _index_file(SimilarityEdges.load, generation.index_path(CHUNK_SIMILARITY_FILE), hint)
     return Snapshot(
         home=layout.home,
         model=model,
@@ -194,24 +261,41 @@ def load_snapshot(home: Path | str) -> Snapshot:
         report_vectors=tables[COMMUNITY_REPORTS][1],
         communities={
             row["community"]: row
-            for row in read_table(layout.table_path(COMMUNITIES), rebuild_hint=hint)
+            for row in read_table(generation.table_path(COMMUNITIES), rebuild_hint=hint)
             .select(["community", "level", "entity_ids", "text_unit_ids"])
             .to_pylist()
         },
         bm25=bm25,
         graph=graph,
         chunk_similarity=chunk_similarity,
+        generation=generation.number,
     )
 
 
-def _open(db: Any, name: str, layout: HomeLayout, hint: str) -> pa.Table:
+def _index_file(load: Callable[[Path], _T], path: Path, hint: str) -> _T:
+    """A strategy index file, or an error naming it (the loaders raise whatever numpy/bm25s do)."""
     try:
-        return db.open_table(name).to_arrow()
-    except (FileNotFoundError, ValueError, OSError) as error:
-        raise IndexNotBuilt(
-            f"{layout.lancedb / (name + '.lance')} is missing or unreadable ({error}); "
-            f"rebuild it with `{hint}`."
-        ) from None
+        return load(path)
+    except Exception as error:  # any failure to parse a stored file means it is damaged
+        state = "missing" if not path.exists() else f"unreadable ({type(error).__name__}: {error})"
+        raise StoreDamaged(f"{path} is {state}; rebuild it with `{hint}`.") from None
+
+
+def _open(db: Any, name: str, layout: HomeLayout, generation: Generation, hint: str) -> pa.Table:
+    """A LanceDB table at the version the generation recorded (the latest for older homes).
+
+    Lance reads data files lazily, so the whole table is read here: a truncated or deleted
+    data file fails now, with the table named, not in the middle of a query.
+    """
+    path = layout.lancedb / f"{name}.lance"
+    version = generation.lance_version(name)
+    try:
+        table = db.open_table(name, version=version) if version is not None else db.open_table(name)
+        return table.to_arrow()
+    except Exception as error:  # lance raises several error types for damaged files
+        state = "missing" if not path.exists() else f"unreadable ({type(error).__name__}: {error})"
+        at = f" at version {version}" if version is not None else ""
+        raise StoreDamaged(f"{path}{at} is {state}; rebuild it with `{hint}`.") from None
 
 
 def _single_model(table: pa.Table, name: str) -> str:

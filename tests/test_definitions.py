@@ -17,7 +17,11 @@ def test_definitions_load_with_assets_jobs_sensor_and_checks() -> None:
     automation = repo.get_sensor_def("global_tables_automation")
     assert automation.default_status == dg.DefaultSensorStatus.RUNNING
     checks = {key.name for key in repo.asset_graph.asset_check_keys}
-    assert {"vectors_match_chunks", "one_embedding_model"} <= checks
+    assert {"vectors_match_chunks", "one_embedding_model", "community_hierarchy_is_consistent"} <= checks
+    # The periodic refresh exists but is opt-in: a full global rebuild costs time.
+    schedule = repo.get_schedule_def("nightly_refresh")
+    assert schedule.job_name == "refresh_indexes"
+    assert schedule.default_status == dg.DefaultScheduleStatus.STOPPED
 
 
 def test_every_asset_has_a_group_and_a_description() -> None:

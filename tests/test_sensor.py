@@ -29,6 +29,7 @@ def test_sensor_requests_only_new_and_changed_documents(input_dir: Path, home: P
         (run,) = first.run_requests
         assert run.tags["dagster/asset_partition_range_start"] == "flood.txt"
         assert run.tags["dagster/asset_partition_range_end"] == "people/thomas-hale.md"
+        assert run.run_config == {"loggers": {"console": {}}}  # console logs (JSON when configured)
 
         # Pretend the run finished: partitions exist and the documents are indexed.
         instance.add_dynamic_partitions("documents", list(add.partition_keys))

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
+from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, similarity_edges
@@ -41,6 +42,7 @@ def chunk_similarity(graphunified: GraphUnifiedResource) -> dg.MaterializeResult
             "chunks": rows.num_rows,
             "edges": edges.num_rows,
             "threshold": settings.chunk_similarity_threshold,
+            **stage_timing(),
             "built_from": dg.MetadataValue.json(manifest["built_from"]),
         }
     )

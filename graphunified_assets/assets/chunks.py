@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from graphunified_assets.lib.chunking import chunk_text
 from graphunified_assets.lib.risk import assess_document
+from graphunified_assets.observability import numeric, stage_timing
 from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.providers import load_tokenizer
@@ -65,11 +66,16 @@ def chunks(
     tokens = sum(r["n_tokens"] for r in rows)  # type: ignore[misc]
     context.add_output_metadata(
         {
-            "chunks": len(rows),
-            "tokens": tokens,
-            "mean_tokens": round(tokens / len(rows), 1) if rows else 0.0,
-            "medium_risk_chunks": risk_levels["medium"],
-            "high_risk_chunks": risk_levels["high"],
+            **numeric(
+                {
+                    "chunks": len(rows),
+                    "tokens": tokens,
+                    "mean_tokens": round(tokens / len(rows), 1) if rows else 0.0,
+                    "medium_risk_chunks": risk_levels["medium"],
+                    "high_risk_chunks": risk_levels["high"],
+                }
+            ),
+            **stage_timing(),
         }
     )
     return table

@@ -9,6 +9,7 @@ from graphunified_assets.lib.graph.leiden import (
     detect_communities,
     read_clustering,
 )
+from graphunified_assets.observability import markdown_table, numeric, stage_timing
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import read_table, write_table_atomic
@@ -71,11 +72,12 @@ def communities(
     context.log.info(f"communities: {table.num_rows} ({unchanged} unchanged)")
     return dg.MaterializeResult(
         metadata={
-            "rows": table.num_rows,
-            "unchanged": unchanged,
-            "levels": dg.MetadataValue.md(
-                "| level | communities |\n|---|---|\n"
-                + "\n".join(f"| {r['level']} | {r['level_count']} |" for r in levels)
+            **numeric(
+                {"rows": table.num_rows, "unchanged": unchanged, "changed": table.num_rows - unchanged}
             ),
+            "levels": markdown_table(
+                ["level", "communities"], [(r["level"], r["level_count"]) for r in levels]
+            ),
+            **stage_timing(),
         }
     )

@@ -5,12 +5,17 @@ import lancedb
 import pyarrow.compute as pc
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
+from graphunified_assets.lib.failure_metadata import failure_metadata
+from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.lib.reports.build import build_reports
 from graphunified_assets.lib.reports.extractive import ExtractiveReporter
+from graphunified_assets.observability import llm_usage, stage_timing
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import read_table, write_table_atomic
 from graphunified_query.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, RELATIONSHIPS
+
+STAGE = "report"  # the failures table's stage for communities whose report fell back to extractive
 
 
 @dg.asset(
@@ -47,12 +52,19 @@ def community_reports(
     write_table_atomic(path, build.table)
     for failure in build.failures:
         context.log.warning(f"community report fell back to extractive: {failure}")
+    # A fallback keeps the community searchable now, and is never reused as a Claude report, so
+    # the next run that rebuilds reports asks Claude again; until then `status` lists it.
+    failed = dict(failure.partition(": ")[::2] for failure in build.failures)
+    IndexState(layout.index_state).replace_failures(STAGE, failed.items())
     metadata: dict[str, object] = {
+        **failure_metadata(failed, label="report"),
         "rows": build.table.num_rows,
         "generated": build.generated,
         "reused": build.reused,
         "fallbacks": len(build.failures),
         "generator": reporter.name,
+        **llm_usage(getattr(reporter, "client", None)),  # zeros offline: the UI plots a flat line
+        **stage_timing(),
     }
     client = getattr(reporter, "client", None)
     if client is not None:

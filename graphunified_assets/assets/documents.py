@@ -10,8 +10,10 @@ from graphunified_assets.assets.raw_documents import RAW_DOCUMENTS
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.lib.readers import ParsedDocument, read_documents
 from graphunified_assets.lib.sources import scan_input
+from graphunified_assets.observability import numeric, stage_timing
 from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.aliases import write_aliases
 from graphunified_query.tables import DOCUMENTS, DOCUMENTS_SCHEMA, stable_int_id
 
 STAGE = "documents"
@@ -34,15 +36,36 @@ def documents(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResou
         if k not in scan.documents
     ]
     state = IndexState(graphunified.layout.index_state)
+    # Before the IO manager marks them indexed: what this run adds and what it replaces.
+    indexed = state.indexed_hashes()
+    new = sum(1 for d in parsed if d.document_id not in indexed)
+    changed = sum(1 for d in parsed if indexed.get(d.document_id, d.content_hash) != d.content_hash)
     state.clear_failures(STAGE, [d.document_id for d in parsed])
     state.record_failures(STAGE, failures)
     for source, reason in failures:
         context.log.warning(f"skipped {source}: {reason}")
+    # The whole folder's map, every run: a copy added or removed changes its original's hash,
+    # so some run always follows a change to it (see lib/sources.py).
+    write_aliases(graphunified.layout, scan.aliases())
+    for copy, original in scan.duplicates.items():
+        if original in keys:
+            context.log.info(f"{copy}: same content as {original}; indexed once, cited as both")
     # No per-partition metadata here: Dagster lists every dynamic partition on each such call,
     # which made a 12.6K-document run quadratic. The content hash is each raw_documents
     # partition's data version already.
     context.add_output_metadata(
-        {"parsed": len(parsed), "failed": len(failures), "characters": sum(len(d.text) for d in parsed)}
+        {
+            **numeric(
+                {
+                    "parsed": len(parsed),
+                    "failed": len(failures),
+                    "new_documents": new,
+                    "changed_documents": changed,
+                    "characters": sum(len(d.text) for d in parsed),
+                }
+            ),
+            **stage_timing(),
+        }
     )
     return documents_table(parsed)
 

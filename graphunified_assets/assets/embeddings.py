@@ -1,23 +1,34 @@
 """`chunk_embeddings`: one vector per chunk, from the content-hash embedding cache or the model."""
 
+import itertools
 import time
 
 import dagster as dg
 import numpy as np
 import pyarrow as pa
 
+from graphunified_assets.io_manager import without_partitions
+from graphunified_assets.lib.failure_metadata import failure_metadata
+from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.providers import CachedEmbedder
+from graphunified_query.providers.embedding import EmbeddingError
 from graphunified_query.tables import CHUNK_EMBEDDINGS, chunk_embeddings_schema, contextual_text
 
 PROGRESS_EVERY = 512  # texts between progress log lines
+STAGE = "embed"  # the failures table's stage for documents whose chunks could not be embedded
 
 
 @per_document_asset(table=CHUNK_EMBEDDINGS, group_name="embed", pool="models")
 def chunk_embeddings(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, chunks: pa.Table
 ) -> pa.Table:
-    """Chunk vectors (L2-normalized); unchanged text is served from the cache, never re-embedded."""
+    """Chunk vectors (L2-normalized); unchanged text is served from the cache, never re-embedded.
+
+    A document whose chunks the provider cannot embed after its retries is left out (no file),
+    recorded in the failures table and reported in the metadata; the others complete.
+    """
     embedder = graphunified.embedder()
     texts = [
         contextual_text(section, text)
@@ -27,25 +38,67 @@ def chunk_embeddings(
     ]
     calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
     started = time.perf_counter()
-    parts = []
+    documents = chunks.column("document_id").to_pylist()
+    rows: list[np.ndarray | None] = [None] * len(texts)
+    failed: dict[str, str] = {}
     for start in range(0, len(texts), PROGRESS_EVERY):
-        parts.append(embedder.embed(texts[start : start + PROGRESS_EVERY]))
-        done = min(start + PROGRESS_EVERY, len(texts))
-        context.log.info(f"embedded {done}/{len(texts)} chunks ({time.perf_counter() - started:.1f}s)")
-    vectors = np.vstack(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)
+        end = min(start + PROGRESS_EVERY, len(texts))
+        for offset, vector in _embed_slice(embedder, texts[start:end], documents[start:end], failed):
+            rows[start + offset] = vector
+        context.log.info(f"embedded {end}/{len(texts)} chunks ({time.perf_counter() - started:.1f}s)")
+    _record_failures(context, graphunified, failed)
+    # A document that failed in one slice is dropped whole, even if its other chunks embedded.
+    kept = [i for i, document_id in enumerate(documents) if document_id not in failed]
     embedded = embedder.texts_embedded - embedded_before
     context.add_output_metadata(
         {
             "model": embedder.model_name,
             "dimension": embedder.dimension,
-            "chunks": len(texts),
+            "chunks": len(kept),
             "texts_embedded": embedded,
             "cache_hits": len(texts) - embedded,
             "provider_calls": embedder.provider_calls - calls_before,
             "seconds": round(time.perf_counter() - started, 2),
+            **failure_metadata(failed),
         }
     )
-    return embeddings_table(chunks, vectors, embedder.model_name)
+    if not failed:
+        vectors = np.vstack(rows) if rows else np.zeros((0, embedder.dimension), dtype=np.float32)
+        return embeddings_table(chunks, vectors, embedder.model_name)
+    vectors = np.vstack([rows[i] for i in kept]) if kept else np.zeros((0, 1), dtype=np.float32)
+    table = embeddings_table(chunks.take(pa.array(kept, pa.int64())), vectors, embedder.model_name)
+    return without_partitions(table, failed)
+
+
+def _embed_slice(
+    embedder: CachedEmbedder, texts: list[str], documents: list[str], failed: dict[str, str]
+) -> list[tuple[int, np.ndarray]]:
+    """(row, vector) for the slice's rows; when the provider fails for good, each document is tried
+    on its own, and those that still fail go into ``failed`` with the error instead of rows."""
+    try:
+        return list(enumerate(embedder.embed(texts)))
+    except EmbeddingError as error:
+        if len(set(documents)) == 1:
+            failed[documents[0]] = str(error)
+            return []
+    rows: list[tuple[int, np.ndarray]] = []
+    for document_id, group in itertools.groupby(range(len(texts)), key=documents.__getitem__):
+        indexes = list(group)
+        try:
+            rows.extend(zip(indexes, embedder.embed([texts[i] for i in indexes]), strict=True))
+        except EmbeddingError as error:
+            failed[document_id] = str(error)
+    return rows
+
+
+def _record_failures(
+    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, failed: dict[str, str]
+) -> None:
+    state = IndexState(graphunified.layout.index_state)
+    state.clear_failures(STAGE, [k for k in context.partition_keys if k not in failed])
+    state.record_failures(STAGE, failed.items())
+    for document_id, reason in failed.items():
+        context.log.warning(f"embedding failed for {document_id}, retried by the next index run: {reason}")
 
 
 def embeddings_table(chunks: pa.Table, vectors: np.ndarray, model: str) -> pa.Table:

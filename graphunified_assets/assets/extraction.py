@@ -5,19 +5,30 @@ import time
 import dagster as dg
 import pyarrow as pa
 
+from graphunified_assets.io_manager import without_partitions
+from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, document_failures
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
+from graphunified_assets.lib.failure_metadata import failure_metadata
+from graphunified_assets.lib.index_state import IndexState
+from graphunified_assets.observability import llm_usage, stage_timing
 from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.providers.cost import BudgetExceeded
 from graphunified_query.tables import EXTRACTIONS, EXTRACTIONS_SCHEMA, contextual_text
+
+STAGE = "extract"  # the failures table's stage for documents whose extraction failed
 
 
 @per_document_asset(table=EXTRACTIONS, group_name="extract", pool="llm")
 def extractions(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, chunks: pa.Table
 ) -> pa.Table:
-    """Per-chunk entities, relationships and subject-predicate-object facts."""
+    """Per-chunk entities, relationships and subject-predicate-object facts.
+
+    A document with a chunk whose extraction failed for good is left out (no file is written for
+    it), recorded in the failures table and reported in the metadata; the others complete.
+    """
     extractor = graphunified.extractor()
     ids, raw = chunks.column("id").to_pylist(), chunks.column("text").to_pylist()
     sections = chunks.column("section").to_pylist()
@@ -27,18 +38,24 @@ def extractions(
         for chunk_id, section, text in zip(ids, sections, raw, strict=True)
     ]
     started = time.perf_counter()
+    # Claude reports each chunk's failure instead of raising, so one bad call fails one document.
+    extract_each = getattr(extractor, "extract_each", extractor.extract)
     try:
-        results = extractor.extract(texts)
+        outcomes = extract_each(texts)
     except BudgetExceeded as error:
         # Every finished call is in the LLM cache: raising the budget resumes from here.
         raise dg.Failure(description=str(error), metadata=_cost(extractor)) from None
     documents = dict(
         zip(chunks.column("id").to_pylist(), chunks.column("document_id").to_pylist(), strict=True)
     )
-    table = extractions_table(results, documents, extractor.name)
+    failed = document_failures([o for o in outcomes if isinstance(o, ChunkFailure)], documents)
+    results = [o for o in outcomes if isinstance(o, ChunkExtraction) and documents[o.chunk_id] not in failed]
+    table = without_partitions(extractions_table(results, documents, extractor.name), failed)
+    _record_failures(context, graphunified, failed)
     seconds = time.perf_counter() - started
     context.add_output_metadata(
         {
+            **failure_metadata(failed),
             "extractor": extractor.name,
             "chunks": len(results),
             "entities": sum(len(r.entities) for r in results),
@@ -47,6 +64,8 @@ def extractions(
             "dropped_records": sum(r.dropped_records for r in results),
             "chunks_per_second": round(len(results) / seconds, 1) if seconds else 0.0,
             **_cost(extractor),
+            **llm_usage(getattr(extractor, "client", None)),  # zeros offline: the UI plots a flat line
+            **stage_timing(),
         }
     )
     return table
@@ -66,6 +85,17 @@ def extractions_table(results: list[ChunkExtraction], documents: dict[str, str],
         for r in results
     ]
     return pa.Table.from_pylist(rows, schema=EXTRACTIONS_SCHEMA)
+
+
+def _record_failures(
+    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, failed: dict[str, str]
+) -> None:
+    """Failed documents into the failures table (retried by the next `index`); the rest cleared."""
+    state = IndexState(graphunified.layout.index_state)
+    state.clear_failures(STAGE, [k for k in context.partition_keys if k not in failed])
+    state.record_failures(STAGE, failed.items())
+    for document_id, reason in failed.items():
+        context.log.warning(f"extraction failed for {document_id}, retried by the next index run: {reason}")
 
 
 def _cost(extractor: object) -> dict[str, float | int]:

@@ -6,6 +6,7 @@ import pyarrow.compute as pc
 
 from graphunified_assets.lib.graph.edges import graph_edges
 from graphunified_assets.lib.graph.synonyms import synonym_edges
+from graphunified_assets.observability import markdown_table, numeric, stage_timing
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import read_table, write_table_atomic
@@ -53,10 +54,16 @@ def graph(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource)
     context.log.info(f"graph: {edges.num_rows} edges, {new_names} new entity names compared")
     return dg.MaterializeResult(
         metadata={
-            "nodes_entities": len(ids),
-            "edges": edges.num_rows,
-            **{f"edges_{k['kind']}": k["kind_count"] for k in kinds},
-            "new_entity_names": new_names,
-            "names_embedded": embedder.texts_embedded,
+            **numeric(
+                {
+                    "nodes_entities": len(ids),
+                    "edges": edges.num_rows,
+                    **{f"edges_{k['kind']}": k["kind_count"] for k in kinds},
+                    "new_entity_names": new_names,
+                    "names_embedded": embedder.texts_embedded,
+                }
+            ),
+            "edge_kinds": markdown_table(["kind", "edges"], [(k["kind"], k["kind_count"]) for k in kinds]),
+            **stage_timing(),
         }
     )

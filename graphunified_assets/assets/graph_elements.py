@@ -5,6 +5,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.lib.graph_elements import build_graph_elements
+from graphunified_assets.observability import llm_usage, markdown_table, numeric, stage_timing
 from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import write_table_atomic
@@ -38,11 +39,12 @@ def graph_elements(
     live = pa.array(sorted(context.instance.get_dynamic_partitions(documents_partitions.name)), pa.string())
     rows = extractions.filter(pc.is_in(extractions.column("document_id"), live)).to_pylist()
     embedder = graphunified.embedder()
+    summarizer = graphunified.summarizer()
     elements = build_graph_elements(
         rows,
         summarize_above=graphunified.settings.extraction.summarize_above_fragments,
         embed=lambda texts: embedder.embed(texts),  # name neighbours for resolution; cached
-        summarize=graphunified.summarizer(),
+        summarize=summarizer,
     )
     layout = graphunified.layout
     for name, table in (
@@ -52,6 +54,32 @@ def graph_elements(
     ):
         write_table_atomic(layout.table_path(name), table)
     merges = {f"merged_{rule}": count for rule, count in elements.merges.items()}
-    yield dg.MaterializeResult(asset_key=ENTITIES, metadata={"rows": elements.entities.num_rows, **merges})
-    yield dg.MaterializeResult(asset_key=RELATIONSHIPS, metadata={"rows": elements.relationships.num_rows})
-    yield dg.MaterializeResult(asset_key=FACTS, metadata={"rows": elements.facts.num_rows})
+    types = (
+        pc.value_counts(elements.entities.column("type")).to_pylist() if elements.entities.num_rows else []
+    )
+    timing = stage_timing()  # one step builds all three tables
+    yield dg.MaterializeResult(
+        asset_key=ENTITIES,
+        metadata={
+            **numeric(
+                {
+                    "rows": elements.entities.num_rows,
+                    "documents": len(live),
+                    "mentions_merged": sum(elements.merges.values()),
+                    **merges,
+                }
+            ),
+            "merges": markdown_table(["rule", "mentions merged"], sorted(elements.merges.items())),
+            "types": markdown_table(
+                ["type", "entities"], sorted(((t["values"], t["counts"]) for t in types), key=lambda r: -r[1])
+            ),
+            **llm_usage(getattr(summarizer, "client", None)),
+            **timing,
+        },
+    )
+    yield dg.MaterializeResult(
+        asset_key=RELATIONSHIPS, metadata={**numeric({"rows": elements.relationships.num_rows}), **timing}
+    )
+    yield dg.MaterializeResult(
+        asset_key=FACTS, metadata={**numeric({"rows": elements.facts.num_rows}), **timing}
+    )

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_assets.lib.relationship_vectors import relationship_text, relationship_vectors
+from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes import ivf
@@ -73,4 +74,5 @@ def graph_vectors(
         model=embedder.model_name,
     )
     metadata["built_from"] = dg.MetadataValue.json(manifest["built_from"])
+    metadata.update(stage_timing())
     return dg.MaterializeResult(metadata=metadata)

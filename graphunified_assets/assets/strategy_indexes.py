@@ -10,12 +10,14 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
+from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.indexes.ppr_graph import PPRGraph
 from graphunified_query.parquet_store import read_table
+from graphunified_query.publication import publish
 from graphunified_query.tables import COMMUNITY_REPORTS, ENTITIES, GRAPH_EDGES, contextual_text
 
 BM25_INDEX = "bm25_index"
@@ -49,7 +51,11 @@ def bm25_index(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
         folder, {CHUNK_VECTORS: f"lance-v{version}"}, k1=settings.bm25_k1, b=settings.bm25_b
     )
     return dg.MaterializeResult(
-        metadata={"chunks": len(index.ids), "built_from": dg.MetadataValue.json(manifest["built_from"])}
+        metadata={
+            "chunks": len(index.ids),
+            "built_from": dg.MetadataValue.json(manifest["built_from"]),
+            **stage_timing(),
+        }
     )
 
 
@@ -86,6 +92,7 @@ def ppr_graph(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
             "entities": graph.n_entities,
             "edges": graph.n_edges,
             "built_from": dg.MetadataValue.json(manifest["built_from"]),
+            **stage_timing(),
         }
     )
 
@@ -135,5 +142,43 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
             "model": embedder.model_name,
             "texts_embedded": embedder.texts_embedded,
             "built_from": dg.MetadataValue.json(manifest["built_from"]),
+            **stage_timing(),
+        }
+    )
+
+
+@dg.asset(
+    group_name="indexes",
+    kinds={"parquet", "lancedb"},
+    deps=[
+        CHUNK_VECTORS,
+        "graph_vectors",
+        REPORT_VECTORS,
+        BM25_INDEX,
+        PPR_GRAPH,
+        "chunk_similarity",
+        "communities",
+    ],
+    automation_condition=after_documents_change,
+)
+def published_snapshot(
+    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource
+) -> dg.MaterializeResult:
+    """Publishes the finished global tables and indexes as one generation for readers (`ask`,
+    `serve`): hard links plus the LanceDB versions, switched in by one atomic rename, so a
+    reader never mixes a rebuild's old and new files."""
+    layout = graphunified.layout
+    db = lancedb.connect(str(layout.lancedb))
+    versions = {
+        path.name.removesuffix(".lance"): db.open_table(path.name.removesuffix(".lance")).version
+        for path in sorted(layout.lancedb.glob("*.lance"))
+    }
+    generation = publish(layout, versions, run_id=context.run_id)
+    return dg.MaterializeResult(
+        metadata={
+            "generation": generation.number,
+            "files": len(generation.files),
+            "lance_versions": dg.MetadataValue.json(versions),
+            **stage_timing(),
         }
     )

@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 from dagster_duckdb import DuckDBResource
 
 from graphunified_assets.lib.pruning import prune_partition_files
+from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
@@ -60,6 +61,7 @@ def chunk_vectors(
             "model": next(iter(models), ""),
             "corpus": dg.MetadataValue.md(_corpus_statistics(duckdb, layout.partition_dir(DOCUMENTS))),
             "mean_chunk_tokens": float(pc.mean(chunks.column("n_tokens")).as_py() or 0.0),
+            **stage_timing(),
             "built_from": dg.MetadataValue.json(manifest["built_from"]),
         }
     )

@@ -8,23 +8,38 @@ Windows of ``size`` tokens advance by ``size - overlap``. A window end snaps bac
 line end found in its last 15%, and the next window then starts ``overlap`` tokens before that
 end. A trailing window with fewer than ``min_size`` new tokens is merged into the previous chunk,
 so the last chunk may hold up to ``size + min_size - 1`` tokens.
+
+Memory and time stay linear in the text: it is tokenized in segments cut at whitespace (where the
+model's pre-tokenizer splits anyway, so the tokens are the same as in one pass), in parallel, and
+the offsets are kept in two compact integer arrays, not one Python tuple per token. A "word" too
+long for the vocabulary (a whitespace-free blob the model sees as one ``[UNK]``) counts as one
+token per ``_LONG_TOKEN_PIECE`` characters, so even a 100K-character blob splits into bounded chunks.
 """
 
 from __future__ import annotations
 
 import bisect
+import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from tokenizers import Tokenizer
 
-Offsets = list[tuple[int, int]]
 Sections = Sequence[tuple[tuple[str, ...], int, int]]
 
 # Window ends snap back to a sentence end if one lies in the window's last 15%.
 _SNAP_FRACTION = 0.15
+_WHITESPACE = re.compile(r"[ \t\n]")
 _SENTENCE_END = (".", "!", "?", "…")  # a boundary only when whitespace follows: not "3.14"
 _CJK_SENTENCE_END = ("。", "！", "？")  # CJK text puts no space after these
+# Tokenized in segments of about this many characters (a 50 MB text in one call needs ~8 GB).
+_SEGMENT_CHARS = 65_536
+_SEGMENTS_PER_CALL = 8
+# WordPiece maps a word longer than 100 characters to one [UNK]; count such words in pieces.
+_LONG_TOKEN_CHARS = 100
+_LONG_TOKEN_PIECE = 8
 
 
 @dataclass(frozen=True)
@@ -54,8 +69,8 @@ def chunk_text(
     _validate(tokenizer, size, overlap, min_size)
     if not text.strip():
         return []
-    # One encode for the whole text; everything else works on these offsets.
-    offsets: Offsets = tokenizer.encode(text, add_special_tokens=False).offsets
+    # One tokenization of the whole text; everything else works on these offsets.
+    offsets = Offsets.of(text, tokenizer)
     section_of = _SectionLookup(sections)
     if not offsets:  # e.g. only characters the normalizer drops
         return [Chunk(0, text, 0, len(text), 0, section_of(0))]
@@ -67,6 +82,72 @@ def chunk_text(
         end = len(text) if index == len(windows) - 1 else offsets[last + 1][0]
         chunks.append(Chunk(index, text[start:end], start, end, last - first + 1, section_of(start)))
     return chunks
+
+
+class Offsets:
+    """(start, end) character offsets of every token, in two int64 arrays."""
+
+    def __init__(self, starts: array[int], ends: array[int]) -> None:
+        self._starts = starts
+        self._ends = ends
+
+    @classmethod
+    def of(cls, text: str, tokenizer: Tokenizer) -> Offsets:
+        bounds = segment_bounds(text, _SEGMENT_CHARS)
+        parts: list[np.ndarray] = []
+        # A few segments per call: parallel, yet the Rust encodings (~100 bytes per token) of a
+        # 50 MB text never exist all at once.
+        for group in range(0, len(bounds), _SEGMENTS_PER_CALL):
+            batch = bounds[group : group + _SEGMENTS_PER_CALL]
+            encodings = tokenizer.encode_batch([text[a:b] for a, b in batch], add_special_tokens=False)
+            parts += [_shifted(e.offsets, shift) for (shift, _), e in zip(batch, encodings, strict=True)]
+        both = np.concatenate(parts) if parts else np.zeros((0, 2), np.int64)
+        starts, ends = array("q"), array("q")  # plain ints on indexing, 8 bytes per token
+        starts.frombytes(np.ascontiguousarray(both[:, 0]).tobytes())
+        ends.frombytes(np.ascontiguousarray(both[:, 1]).tobytes())
+        return cls(starts, ends)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        return self._starts[i], self._ends[i]
+
+
+def _shifted(offsets: list[tuple[int, int]], shift: int) -> np.ndarray:
+    """A segment's token offsets as an (n, 2) array in text coordinates, long words in pieces."""
+    spans = np.asarray(offsets, dtype=np.int64).reshape(-1, 2) + shift
+    lengths = spans[:, 1] - spans[:, 0]
+    if not (lengths > _LONG_TOKEN_CHARS).any():
+        return spans
+    rows: list[tuple[int, int]] = []
+    for start, end in spans.tolist():
+        if end - start <= _LONG_TOKEN_CHARS:
+            rows.append((start, end))
+        else:
+            rows += [(p, min(p + _LONG_TOKEN_PIECE, end)) for p in range(start, end, _LONG_TOKEN_PIECE)]
+    return np.asarray(rows, dtype=np.int64).reshape(-1, 2)
+
+
+def segment_bounds(text: str, target: int) -> list[tuple[int, int]]:
+    """[start, end) spans tiling ``text``, each about ``target`` characters, ending just after a
+    whitespace character (a line end when there is one in the second half); a whitespace-free
+    stretch stays whole, since cutting it would change its tokens."""
+    bounds, start = [], 0
+    while len(text) - start > target:
+        limit = start + target
+        end = text.rfind("\n", start + target // 2, limit) + 1
+        if not end:
+            end = max(text.rfind(" ", start + 1, limit), text.rfind("\t", start + 1, limit)) + 1
+        if not end:
+            match = _WHITESPACE.search(text, limit)
+            if match is None:
+                break
+            end = match.end()
+        bounds.append((start, end))
+        start = end
+    bounds.append((start, len(text)))
+    return bounds
 
 
 def _windows(text: str, offsets: Offsets, size: int, overlap: int, min_size: int) -> list[tuple[int, int]]:

@@ -32,6 +32,7 @@ Documents *about* prompt injection will be flagged too; ``show_risky`` at query 
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import ipaddress
 import re
@@ -115,12 +116,18 @@ def assess_document(
     document_id: str, text: str, spans: Sequence[tuple[int, int]], settings: RiskSettings
 ) -> list[ChunkRisk]:
     """The risk of each chunk of one document; ``spans`` are the chunks' (start, end) offsets."""
-    oversized = list(_oversized_blocks(text, settings))
-    hits = [
-        scan_text(text[start:end])
-        + [hit for hit, b_start, b_end in oversized if start < b_end and b_start < end]
-        for start, end in spans
-    ]
+    oversized = list(_oversized_blocks(text, settings))  # in text order, not overlapping
+    ends = [b_end for _, _, b_end in oversized]
+    hits = []
+    for start, end in spans:
+        found = scan_text(text[start:end])
+        # Blocks overlapping the span: from the first ending after its start (no scan of them all,
+        # which made a document of many long paragraphs quadratic).
+        for hit, b_start, _ in oversized[bisect.bisect_right(ends, start) :]:
+            if b_start >= end:
+                break
+            found.append(hit)
+        hits.append(found)
     return _with_document_flags(document_id, hits, settings)
 
 

@@ -3,6 +3,12 @@
 The scan is cheap enough to run on every sensor tick; it reads each file once to hash it and
 catches the input problems that can be seen without parsing (encoding, empty, malformed JSONL).
 Problems are returned, never raised, so one bad file never stops the others.
+
+Files of one format with identical bytes are one document: the shallowest name (then the first
+in path order) is indexed, the others are kept as its ``also`` names, so retrieval cites them all
+without a second parse, embedding or extraction. The primary's content hash covers those names,
+so adding, editing or deleting a copy re-runs it (from the caches) and every name stays or
+becomes indexed. JSONL records are never merged: each line's id is its own passage.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -33,6 +39,7 @@ class SourceDocument:
     format: Format
     content_hash: str
     line: int | None = None  # 1-based line of a JSONL record
+    also: tuple[str, ...] = ()  # ids of other files with the same bytes, indexed as this one
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,11 @@ class InputProblem:
 class ScanResult:
     documents: dict[str, SourceDocument]
     problems: list[InputProblem]
+    duplicates: dict[str, str] = field(default_factory=dict)  # copy's id -> the indexed id
+
+    def aliases(self) -> dict[str, list[str]]:
+        """Indexed id -> the other names of the same file, for citations."""
+        return {key: list(doc.also) for key, doc in self.documents.items() if doc.also}
 
 
 def scan_input(input_dir: Path) -> ScanResult:
@@ -75,7 +87,8 @@ def scan_input(input_dir: Path) -> ScanResult:
                 )
             else:
                 documents[found.document_id] = found
-    return ScanResult(documents, problems)
+    documents, duplicates = _merge_copies(documents)
+    return ScanResult(documents, problems, duplicates)
 
 
 def document_format(name: str) -> Format | None:
@@ -181,6 +194,39 @@ def _scan_jsonl(rel: str, path: Path) -> Iterator[SourceDocument | InputProblem]
             yield SourceDocument(
                 jsonl_document_id(rel, item.record_id), path, "jsonl", item.content_hash, item.line
             )
+
+
+def _merge_copies(
+    documents: dict[str, SourceDocument],
+) -> tuple[dict[str, SourceDocument], dict[str, str]]:
+    """Whole files with the same bytes folded into the first of them (see the module docstring)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for key, doc in documents.items():
+        # The same bytes as .md and as .txt parse differently: not copies. A name reached through
+        # a symlink inside the folder is the user's own second name for the file: indexed as such.
+        if doc.line is None and not _through_symlink(doc.path):
+            groups.setdefault((doc.format, doc.content_hash), []).append(key)
+    duplicates: dict[str, str] = {}
+    for keys in groups.values():
+        if len(keys) < 2:
+            continue
+        # The shallowest name (then the first in path order) is indexed: stable, and the "original"
+        # rather than a nested backup copy.
+        primary, *copies = sorted(keys, key=lambda key: (key.count("/"), key))
+        names = "\x00".join(copies)
+        folded = hashlib.sha256(f"{documents[primary].content_hash}\x00also\x00{names}".encode()).hexdigest()
+        documents[primary] = replace(documents[primary], content_hash=folded, also=tuple(copies))
+        for key in copies:
+            duplicates[key] = primary
+            del documents[key]
+    return documents, duplicates
+
+
+def _through_symlink(path: Path) -> bool:
+    try:
+        return path.resolve() != path
+    except (OSError, RuntimeError):
+        return True
 
 
 def _check_pdf(data: bytes) -> None:

@@ -55,11 +55,11 @@ class LocalReranker:
             rows = snap.extras.setdefault(
                 _CHUNK_TEXT_ROWS, {t: row for row, t in enumerate(snap.chunks.texts)}
             )
-        vectors = np.empty((len(texts), snap.chunk_vectors.matrix.shape[1]), np.float32)
+        vectors = np.empty((len(texts), snap.chunk_vectors.dimension), np.float32)
         stored = [i for i, text in enumerate(texts) if text in rows]
         missing = [i for i, text in enumerate(texts) if text not in rows]
         if stored:
-            vectors[stored] = snap.chunk_vectors.matrix[[rows[texts[i]] for i in stored]]
+            vectors[stored] = snap.chunk_vectors.vectors([rows[texts[i]] for i in stored])
         if missing:
             vectors[missing] = embedder.embed([texts[i] for i in missing], kind="document")
         return vectors

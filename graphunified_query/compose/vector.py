@@ -61,7 +61,7 @@ class VectorRetriever(ComposableRetriever):
             candidates = index.search(q, max(config.fetch_k, top_k))
             rows = [row for row, _ in candidates]
             floor = float("inf")
-            for position, marginal in mmr(q, index.matrix[rows], top_k, config.lambda_mult):
+            for position, marginal in mmr(q, index.vectors(rows), top_k, config.lambda_mult):
                 # The marginal score ranks the picks; a running minimum keeps it descending even when
                 # the second pick is dissimilar to the first (see `mmr`).
                 floor = min(floor, marginal)
@@ -94,6 +94,6 @@ class VectorRetriever(ComposableRetriever):
             "lambda_mult": self.config.lambda_mult,
             "score_threshold": self.config.score_threshold,
             "chunks": len(index),
-            "dimension": int(index.matrix.shape[1]),
+            "dimension": index.dimension,
             "model": self.snapshot.model,
         }

@@ -8,6 +8,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from graphunified_query.generation.claude_generator import ClaudeGenerator
 from graphunified_query.generation.extractive import ExtractiveGenerator
+from graphunified_query.generation.openai_generator import (
+    OpenAICompatibleGenerator,
+    openai_client,
+    openai_configured,
+)
 from graphunified_query.providers.embedding import Embedder
 from graphunified_query.results import GeneratedAnswer, RetrievalResult
 from graphunified_query.settings import Settings
@@ -39,7 +44,15 @@ def make_generator(
     client_factory: ClientFactory | None = None,
     environ: Mapping[str, str] = os.environ,
 ) -> Generator:
-    """Claude for llm.provider 'anthropic', or 'auto' with ANTHROPIC_API_KEY set; else extractive."""
+    """Claude for llm.provider 'anthropic', or 'auto' with ANTHROPIC_API_KEY set; the model behind
+    llm.openai_base_url for 'openai_compatible'; else extractive."""
+    if openai_configured(settings):
+        client = (
+            client_factory(settings)
+            if client_factory
+            else openai_client(settings, llm_cache=None, environ=environ)
+        )
+        return OpenAICompatibleGenerator(client, settings.query)  # type: ignore[arg-type]  # same interface
     if not claude_configured(settings, environ):
         return ExtractiveGenerator(embedder, settings.query)
     return ClaudeGenerator((client_factory or _default_client)(settings), settings.query)

@@ -42,9 +42,20 @@ class InvertedLists:
 
     def candidates(self, query: np.ndarray, probes: int | None = None) -> np.ndarray:
         """Row numbers in the ``probes`` lists whose centroids are nearest the query."""
+        return np.concatenate([self.rows[start:end] for start, end in self.candidate_slices(query, probes)])
+
+    def candidate_slices(self, query: np.ndarray, probes: int | None = None) -> list[tuple[int, int]]:
+        """The ``probes`` nearest lists as [start, end) ranges of ``rows``, adjacent ones merged."""
         count = min(probes or self.probes, len(self.centroids))
-        nearest = np.argpartition(-(self.centroids @ query), count - 1)[:count]
-        return np.concatenate([self.rows[self.offsets[i] : self.offsets[i + 1]] for i in nearest])
+        nearest = np.sort(np.argpartition(-(self.centroids @ query), count - 1)[:count])
+        slices: list[tuple[int, int]] = []
+        for i in nearest:
+            start, end = int(self.offsets[i]), int(self.offsets[i + 1])
+            if slices and slices[-1][1] == start:
+                slices[-1] = (slices[-1][0], end)
+            elif end > start:
+                slices.append((start, end))
+        return slices
 
 
 def build(matrix: np.ndarray, ids: Sequence[str], *, seed: int = 0) -> InvertedLists:

@@ -16,7 +16,12 @@ from typing import Any
 
 import anthropic
 
-from graphunified_query.providers.claude_retry import backoff_seconds, describe, is_retryable
+from graphunified_query.providers.claude_retry import (
+    UNREADABLE_RESPONSE,
+    backoff_seconds,
+    describe,
+    is_retryable,
+)
 from graphunified_query.providers.cost import CostLedger, Usage, price_usd
 from graphunified_query.providers.llm_cache import LLMCache, request_key
 from graphunified_query.providers.rate_limit import RateLimiter
@@ -64,7 +69,7 @@ class ClaudeClient:
         api_key: str | None = None,
         cache: LLMCache | None = None,
         ledger: CostLedger | None = None,
-        base_delay: float = 1.0,
+        base_delay: float | None = None,
     ) -> None:
         if settings.model not in prices:
             raise LLMError(
@@ -78,7 +83,8 @@ class ClaudeClient:
         self.price = prices[settings.model]
         self.cache = cache
         self.ledger = ledger or CostLedger(budget_usd=settings.budget_usd)
-        self.base_delay = base_delay  # first backoff step in seconds; tests make it tiny
+        # First backoff step in seconds (llm.retry_base_seconds unless given); tests make it tiny.
+        self.base_delay = settings.retry_base_seconds if base_delay is None else base_delay
         self._secret = api_key  # only to scrub it from error messages
         self._limiter = RateLimiter(
             requests_per_minute=settings.requests_per_minute, tokens_per_minute=settings.tokens_per_minute
@@ -133,6 +139,12 @@ class ClaudeClient:
     def cached(self, **kwargs: Any) -> ClaudeResponse | None:
         """The cached response to a request (`full_request` arguments), counted; None if absent."""
         return self._lookup(self.full_request(**kwargs))
+
+    def forget(self, **kwargs: Any) -> None:
+        """Drop the cached response to a request (`full_request` arguments) its caller could not use
+        (no tool call, malformed input), so a retry in a later run reaches Claude again."""
+        if self.cache is not None:
+            self.cache.delete(request_key(self.full_request(**kwargs)))
 
     def create(
         self,
@@ -194,7 +206,7 @@ class ClaudeClient:
             self._limiter.acquire(prompt_tokens)  # input tokens: output is bounded by max_tokens
             try:
                 return self._client.messages.create(**arguments, extra_body=extra_body or None)
-            except anthropic.APIError as error:
+            except (anthropic.APIError, *UNREADABLE_RESPONSE) as error:
                 reason = describe(error, secret=self._secret)
                 if not is_retryable(error):
                     raise LLMError(f"Claude refused the request: {reason}") from None

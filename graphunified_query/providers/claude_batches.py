@@ -17,18 +17,42 @@ BATCH_DISCOUNT = 0.5
 
 
 def create_many(client: ClaudeClient, requests: list[dict[str, Any]]) -> list[ClaudeResponse]:
-    """Responses in request order; each request holds `create`'s keyword arguments."""
+    """Responses in request order; each request holds `create`'s keyword arguments.
+
+    The first request that fails for good raises its `LLMError` (after every other has finished,
+    so their answers are cached); `create_each` hands back each failure instead.
+    """
+    outcomes = create_each(client, requests)
+    for outcome in outcomes:
+        if isinstance(outcome, LLMError):
+            raise outcome
+    return [o for o in outcomes if isinstance(o, ClaudeResponse)]
+
+
+def create_each(client: ClaudeClient, requests: list[dict[str, Any]]) -> list[ClaudeResponse | LLMError]:
+    """Each request's response, or the `LLMError` that ended it after its retries, in request order.
+
+    One request failing for good never stops the others. A `BudgetExceeded` still stops them all:
+    that is the run's limit, not one request's fault.
+    """
     if not client.settings.use_batches:
         with ThreadPoolExecutor(max_workers=client.settings.concurrency) as pool:
-            return list(pool.map(lambda kwargs: client.create(**kwargs), requests))
-    responses: list[ClaudeResponse | None] = [client.cached(**kwargs) for kwargs in requests]
+            return list(pool.map(lambda kwargs: _create(client, kwargs), requests))
+    responses: list[ClaudeResponse | LLMError | None] = [client.cached(**kwargs) for kwargs in requests]
     pending = [i for i, response in enumerate(responses) if response is None]
     if pending:
         for i, response in _run_batch(
             client, {i: client.full_request(**requests[i]) for i in pending}
         ).items():
-            responses[i] = response if response is not None else client.create(**requests[i])
+            responses[i] = response if response is not None else _create(client, requests[i])
     return [r for r in responses if r is not None]
+
+
+def _create(client: ClaudeClient, kwargs: dict[str, Any]) -> ClaudeResponse | LLMError:
+    try:
+        return client.create(**kwargs)
+    except LLMError as error:
+        return error
 
 
 def _run_batch(client: ClaudeClient, full: dict[int, dict[str, Any]]) -> dict[int, ClaudeResponse | None]:

@@ -6,6 +6,7 @@ full jitter, the server's `retry-after` honoured, and messages that can never ca
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -17,9 +18,17 @@ MAX_SLEEP_SECONDS = 60.0
 _SPEND_LIMIT_CODES = {"contract_spend_limit_reached", "enforced_spend_limit_reached"}
 
 
+# A 200 whose body is not JSON (a proxy's page, a body cut short at a clean boundary) or not a
+# message: the SDK raises these instead of an APIStatusError. The next attempt usually reads fine.
+UNREADABLE_RESPONSE: tuple[type[Exception], ...] = (
+    json.JSONDecodeError,
+    anthropic.APIResponseValidationError,
+)
+
+
 def is_retryable(error: Exception) -> bool:
-    """429, 5xx (529 overloaded included), dropped connections and timeouts."""
-    if isinstance(error, anthropic.APIConnectionError):  # APITimeoutError is one
+    """429, 5xx (529 overloaded included), dropped connections, timeouts, unreadable responses."""
+    if isinstance(error, (anthropic.APIConnectionError, *UNREADABLE_RESPONSE)):  # APITimeoutError too
         return True
     if not isinstance(error, anthropic.APIStatusError):
         return False
@@ -62,6 +71,8 @@ def retry_after_seconds(error: Exception) -> float | None:
 def describe(error: Exception, *, secret: str) -> str:
     """Error class, HTTP status and the API's own message, with the key scrubbed out."""
     parts = [type(error).__name__]
+    if isinstance(error, UNREADABLE_RESPONSE):
+        parts.append("unreadable response body")
     if isinstance(error, anthropic.APIStatusError):
         parts.append(f"HTTP {error.status_code}")
         kind = getattr(error, "type", None)

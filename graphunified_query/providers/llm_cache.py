@@ -48,6 +48,11 @@ class LLMCache:
         with self._lock, self._db:  # the connection as context manager commits this one row
             self._db.execute("insert or replace into responses values (?, ?)", (key, data))
 
+    def delete(self, key: str) -> None:
+        """Drop one response: the caller found it unusable, so the next run asks again."""
+        with self._lock, self._db:
+            self._db.execute("delete from responses where key = ?", (key,))
+
     def __len__(self) -> int:
         with self._lock:
             return int(self._db.execute("select count(*) from responses").fetchone()[0])

@@ -94,17 +94,25 @@ class VoyageEmbedder:
     def _embed_batch(self, batch: list[str], kind: EmbeddingKind) -> list[list[float]]:
         # Voyage rejects empty strings; a single space embeds as "nothing".
         inputs = [text if text.strip() else " " for text in batch]
-        result = call_with_retries(
-            lambda: self._client.embed(inputs, model=self.model_name, input_type=kind, truncation=True),
+
+        def embed_all() -> list[list[float]]:
+            embeddings = self._client.embed(
+                inputs, model=self.model_name, input_type=kind, truncation=True
+            ).embeddings
+            if len(embeddings) != len(inputs):  # a reply cut short or emptied on the way: ask again
+                raise IncompleteResponse(f"{len(embeddings)} embeddings for {len(inputs)} texts")
+            return embeddings
+
+        return call_with_retries(
+            embed_all,
             RetryPolicy("Voyage embedding", self.max_retries, self.base_delay, self.max_delay, self._mask),
             EmbeddingError,
             refused_hint="check VOYAGE_API_KEY and embedding.voyage_model.",
         )
-        if len(result.embeddings) != len(batch):
-            raise EmbeddingError(
-                f"Voyage returned {len(result.embeddings)} embeddings for {len(batch)} texts"
-            )
-        return result.embeddings
+
+
+class IncompleteResponse(ValueError):
+    """A success that does not hold what was asked for (fewer vectors than texts): retried."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +141,7 @@ def call_with_retries(
                 describe_error(error, policy.mask),
                 (error.headers or {}).get("retry-after"),
             )
-        except _UNREADABLE_RESPONSE as error:
+        except (*_UNREADABLE_RESPONSE, IncompleteResponse) as error:
             problem, retry_after = f"unreadable response ({type(error).__name__}: {error})", None
         if attempt == policy.max_retries:
             raise error_type(f"{policy.what} failed after {attempt + 1} attempts: {problem}")
@@ -161,9 +169,11 @@ def retry_delay(attempt: int, retry_after: str | None, base_delay: float, max_de
 
 
 def _is_transient(error: voyage_errors.VoyageError) -> bool:
-    # A 429 or 5xx the SDK only knows as a generic APIError (say, an HTML page from a proxy) is transient too.
+    # A 429 or 5xx the SDK only knows as a generic APIError (say, an HTML page from a proxy) is transient too,
+    # and so is a 2xx it could not read (a body that is not JSON arrives as an APIError with HTTP 200).
     status = error.http_status or 0
-    return isinstance(error, _RETRYABLE) or status == 429 or status >= 500
+    unreadable_success = isinstance(error, voyage_errors.APIError) and 200 <= status < 300
+    return isinstance(error, _RETRYABLE) or unreadable_success or status == 429 or status >= 500
 
 
 def _masker(secret: str) -> Callable[[str], str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -26,8 +26,17 @@ def chunk_result(snapshot: Snapshot, row: int, score: float, **metadata: Any) ->
     )
 
 
+# Chunk ids in ranked order, or already as {chunk id: rank} (build that once per query: an element
+# cites the best-ranked chunk it has, and rebuilding the map per element is quadratic).
+RankedChunks = Sequence[str] | Mapping[str, int]
+
+
+def chunk_ranks(ranked_chunks: Sequence[str]) -> dict[str, int]:
+    return {c: i for i, c in enumerate(ranked_chunks)}
+
+
 def entity_result(
-    snapshot: Snapshot, row: int, score: float, *, ranked_chunks: Sequence[str] = (), **metadata: Any
+    snapshot: Snapshot, row: int, score: float, *, ranked_chunks: RankedChunks = (), **metadata: Any
 ) -> RetrievalResult:
     entity = snapshot.entities[row]
     text = f"{entity['title']} ({entity['type']}): {entity['description']}"
@@ -44,7 +53,7 @@ def entity_result(
 
 
 def relationship_result(
-    snapshot: Snapshot, row: int, score: float, *, ranked_chunks: Sequence[str] = (), **metadata: Any
+    snapshot: Snapshot, row: int, score: float, *, ranked_chunks: RankedChunks = (), **metadata: Any
 ) -> RetrievalResult:
     rel = snapshot.relationships[row]
     text = f"{rel['source']} -> {rel['target']} ({rel['type']}): {rel['description']}"
@@ -67,7 +76,7 @@ def _anchored(
     score: float,
     kind: Any,
     chunk_ids: Sequence[str],
-    ranked_chunks: Sequence[str],
+    ranked_chunks: RankedChunks,
     *,
     entities: tuple[str, ...] = (),
     relationships: tuple[str, ...] = (),
@@ -75,8 +84,9 @@ def _anchored(
 ) -> RetrievalResult:
     """A graph element cites its best supporting chunk: the first of ``ranked_chunks`` it has."""
     live = [c for c in chunk_ids if c in snapshot.chunk_row]
-    order = {c: i for i, c in enumerate(ranked_chunks)}
-    live.sort(key=lambda c: order.get(c, len(order)))
+    order = ranked_chunks if isinstance(ranked_chunks, Mapping) else chunk_ranks(ranked_chunks)
+    last = len(order)
+    live.sort(key=lambda c: order.get(c, last))
     best = live[0] if live else None
     row = snapshot.chunk_row[best] if best is not None else None
     return RetrievalResult(

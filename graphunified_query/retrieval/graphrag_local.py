@@ -8,13 +8,19 @@ the chunks that mention the seeds. Falls back to `naive` when no entity is simil
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 import numpy as np
 
 from graphunified_query.results import Retrieval, RetrievalResult
 from graphunified_query.retrieval.base import REGISTRY, RetrieverBase, register
-from graphunified_query.retrieval.contexts import chunk_result, entity_result, relationship_result
+from graphunified_query.retrieval.contexts import (
+    chunk_ranks,
+    chunk_result,
+    entity_result,
+    relationship_result,
+)
 from graphunified_query.retrieval.mixing import mix
 
 
@@ -44,23 +50,27 @@ class GraphRAGLocalRetriever(RetrieverBase):
             snap, {snap.entities[r]["id"]: s for r, s in seeds}, max_hops, decay, max_neighbourhood
         )
         seed_ids = [snap.entities[r]["id"] for r, _ in seeds]
-        chunks = self._seed_chunks(seed_ids, scores, q)
-        ranked_chunks = [c.chunk_id for c in sorted(chunks, key=lambda c: -c.score) if c.chunk_id]
-        elements: list[RetrievalResult] = [
-            entity_result(snap, snap.entity_row[e], s, ranked_chunks=ranked_chunks, hop=hops[e])
-            for e, s in scores.items()
+        chunk_scores = self._seed_chunks(seed_ids, scores, q)
+        ranks = chunk_ranks([snap.chunks.ids[row] for row, _, _ in chunk_scores])
+        # `mix` takes at most top_k of each kind: only those become results.
+        chunks = [
+            chunk_result(snap, row, score, entity_support=round(support, 4))
+            for row, score, support in chunk_scores[:top_k]
+        ]
+        candidates: list[tuple[float, str, int, int]] = [  # (score, kind, row, hop)
+            (s, "entity", snap.entity_row[e], hops[e]) for e, s in scores.items()
         ]
         inner = inner_relationships(snap, scores)
-        relationship_sims = dict(zip(inner, snap.relationship_vectors.matrix[inner] @ q, strict=True))
-        for rel in inner:
+        relationship_sims = snap.relationship_vectors.vectors(inner) @ q if inner else []
+        for rel, sim in zip(inner, relationship_sims, strict=True):
             ends = snap.relationships[rel]["source_id"], snap.relationships[rel]["target_id"]
-            score = (
-                (scores[ends[0]] + scores[ends[1]])
-                / 2
-                * (0.5 + 0.5 * max(float(relationship_sims[rel]), 0.0))
-            )
-            hop = max(hops[ends[0]], hops[ends[1]])
-            elements.append(relationship_result(snap, rel, score, ranked_chunks=ranked_chunks, hop=hop))
+            score = (scores[ends[0]] + scores[ends[1]]) / 2 * (0.5 + 0.5 * max(float(sim), 0.0))
+            candidates.append((score, "relationship", rel, max(hops[ends[0]], hops[ends[1]])))
+        element_result = {"entity": entity_result, "relationship": relationship_result}
+        elements: list[RetrievalResult] = [
+            element_result[kind](snap, row, score, ranked_chunks=ranks, hop=hop)
+            for score, kind, row, hop in heapq.nlargest(top_k, candidates, key=lambda c: c[0])
+        ]
         budget = self.context.settings.query.context_window
         results = mix(chunks, elements, top_k, budget_tokens=budget)
         return Retrieval(
@@ -69,25 +79,22 @@ class GraphRAGLocalRetriever(RetrieverBase):
 
     def _seed_chunks(
         self, seed_ids: list[str], scores: dict[str, float], q: np.ndarray
-    ) -> list[RetrievalResult]:
-        """Chunks mentioning the query's entities, by dense similarity plus how many seeds they name."""
+    ) -> list[tuple[int, float, float]]:
+        """(chunk row, score, entity support) of the chunks mentioning the query's entities, best
+        first: by dense similarity plus how many seeds they name."""
         snap = self.snapshot
         total = sum(scores[e] for e in seed_ids) or 1.0
         support: dict[int, float] = {}
         for entity_id in seed_ids:
             for row in snap.chunk_rows(snap.entities[snap.entity_row[entity_id]]["text_unit_ids"]):
                 support[row] = support.get(row, 0.0) + scores[entity_id] / total
-        rows = list(support)
-        sims = snap.chunk_vectors.matrix[rows] @ q if rows else []
-        return [
-            chunk_result(
-                snap,
-                row,
-                0.5 * max(float(sim), 0.0) + 0.5 * support[row],
-                entity_support=round(support[row], 4),
-            )
-            for row, sim in zip(rows, sims, strict=True)
-        ]
+        if not support:
+            return []
+        rows = np.fromiter(support, dtype=np.int64, count=len(support))
+        shares = np.fromiter(support.values(), dtype=np.float64, count=len(support))
+        chunk_scores = 0.5 * np.maximum(snap.chunk_vectors.vectors(rows) @ q, 0.0) + 0.5 * shares
+        order = np.argsort(-chunk_scores, kind="stable")
+        return [(int(rows[i]), float(chunk_scores[i]), float(shares[i])) for i in order]
 
 
 def inner_relationships(snap: Any, entities: dict[str, float]) -> list[int]:
@@ -105,13 +112,14 @@ def expand(
     frontier = list(seeds)
     for hop in range(1, max_hops + 1):
         reached: dict[str, float] = {}
+        weights = snap.relationship_weights
         for entity in frontier:
             relations = snap.neighbours.get(entity, [])
-            total = sum(snap.relationships[r]["weight"] for _, r in relations) or 1.0
+            total = snap.weighted_degree.get(entity, 0.0) or 1.0
             for neighbour, rel in relations:
                 if neighbour in scores:
                     continue
-                share = snap.relationships[rel]["weight"] / total
+                share = weights[rel] / total
                 candidate = scores[entity] * decay * (0.5 + 0.5 * share)
                 reached[neighbour] = max(reached.get(neighbour, 0.0), candidate)
         best = sorted(reached.items(), key=lambda item: (-item[1], item[0]))[: max(limit - len(scores), 0)]

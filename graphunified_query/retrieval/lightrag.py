@@ -8,13 +8,19 @@ how much retrieved evidence cites them and by their own similarity to the query.
 
 from __future__ import annotations
 
+import heapq
 from typing import Any, Literal
 
 import numpy as np
 
 from graphunified_query.results import Retrieval, RetrievalResult
 from graphunified_query.retrieval.base import REGISTRY, RetrieverBase, register
-from graphunified_query.retrieval.contexts import chunk_result, entity_result, relationship_result
+from graphunified_query.retrieval.contexts import (
+    chunk_ranks,
+    chunk_result,
+    entity_result,
+    relationship_result,
+)
 from graphunified_query.retrieval.mixing import mix
 
 Mode = Literal["local", "global", "hybrid", "naive"]
@@ -51,14 +57,21 @@ class LightRAGRetriever(RetrieverBase):
             self._local(q, depth, weights[0], entity_scores, relation_scores)
         if weights[1]:
             self._global(q, depth, weights[1], entity_scores, relation_scores)
-        chunks = self._source_chunks(q, entity_scores, relation_scores)
-        ranked = [c.chunk_id for c in sorted(chunks, key=lambda c: -c.score) if c.chunk_id]
+        chunk_scores = self._source_chunks(q, entity_scores, relation_scores)
+        ranks = chunk_ranks([snap.chunks.ids[row] for row, _, _ in chunk_scores])
+        # `mix` takes at most top_k of each kind: only those become results (a hub entity cites
+        # thousands of chunks, and building every candidate dominated the latency).
+        chunks = [
+            chunk_result(snap, row, score, evidence=round(evidence, 4))
+            for row, score, evidence in chunk_scores[:top_k]
+        ]
         elements: list[RetrievalResult] = [
-            entity_result(snap, row, s, ranked_chunks=ranked, mode=mode) for row, s in entity_scores.items()
+            entity_result(snap, row, s, ranked_chunks=ranks, mode=mode)
+            for row, s in heapq.nlargest(top_k, entity_scores.items(), key=_by_score)
         ]
         elements += [
-            relationship_result(snap, row, s, ranked_chunks=ranked, mode=mode)
-            for row, s in relation_scores.items()
+            relationship_result(snap, row, s, ranked_chunks=ranks, mode=mode)
+            for row, s in heapq.nlargest(top_k, relation_scores.items(), key=_by_score)
         ]
         budget = self.context.settings.query.context_window
         return Retrieval(
@@ -80,7 +93,7 @@ class LightRAGRetriever(RetrieverBase):
             entities[row] = entities.get(row, 0.0) + score
             around = [rel for _, rel in snap.neighbours.get(snap.entities[row]["id"], [])[:20]]
             # Only the visited relationships are scored: not a pass over the whole relationship index.
-            for rel, similarity in zip(around, snap.relationship_vectors.matrix[around] @ q, strict=True):
+            for rel, similarity in zip(around, snap.relationship_vectors.vectors(around) @ q, strict=True):
                 related = score * max(float(similarity), 0.0)
                 relations[rel] = max(relations.get(rel, 0.0), related)
 
@@ -104,7 +117,8 @@ class LightRAGRetriever(RetrieverBase):
 
     def _source_chunks(
         self, q: np.ndarray, entities: dict[int, float], relations: dict[int, float]
-    ) -> list[RetrievalResult]:
+    ) -> list[tuple[int, float, float]]:
+        """(chunk row, score, evidence) of every chunk behind the elements, best first."""
         snap = self.snapshot
         support: dict[int, float] = {}
         cited = [(snap.entities[r]["text_unit_ids"], s) for r, s in entities.items()]
@@ -115,8 +129,12 @@ class LightRAGRetriever(RetrieverBase):
         if not support:
             return []
         top = max(support.values())
-        sims = snap.chunk_vectors.matrix[list(support)] @ q
-        return [
-            chunk_result(snap, row, 0.5 * s / top + 0.5 * max(float(sim), 0.0), evidence=round(s, 4))
-            for (row, s), sim in zip(support.items(), sims, strict=True)
-        ]
+        rows = np.fromiter(support, dtype=np.int64, count=len(support))
+        evidence = np.fromiter(support.values(), dtype=np.float64, count=len(support))
+        scores = 0.5 * evidence / top + 0.5 * np.maximum(snap.chunk_vectors.vectors(rows) @ q, 0.0)
+        order = np.argsort(-scores, kind="stable")
+        return [(int(rows[i]), float(scores[i]), float(evidence[i])) for i in order]
+
+
+def _by_score(item: tuple[int, float]) -> float:
+    return item[1]

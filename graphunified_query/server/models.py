@@ -7,10 +7,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from graphunified_query.query_input import MAX_QUESTION_CHARS, MAX_TOP_K
+
 AUTO = "auto"
-# Far above any useful context window, low enough that a typo (100000) is refused, not served slowly.
-MAX_TOP_K = 1000
-MAX_QUESTION_CHARS = 10_000
 
 
 class QueryRequest(BaseModel):

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 from graphunified_query.engine import QueryEngine
+from graphunified_query.query_input import InvalidQuery
 from graphunified_query.server.models import AUTO, Health, QueryRequest, Strategies, StrategyInfo
 from graphunified_query.server.params import ParamError, StrategyParams
 
@@ -58,6 +59,8 @@ class QueryService:
                 response = self.engine.ask(
                     request.question, request.strategy, request.top_k, retrieve_only=retrieve_only, **params
                 )
+        except InvalidQuery as error:  # the engine's own checks; the model's limits catch these first
+            raise InvalidRequest((error.field,), str(error), getattr(request, error.field, None)) from None
         except ValueError as error:
             if not params:  # not the caller's doing: a server error, reported as one
                 raise

@@ -3,7 +3,8 @@
 The real `anthropic` SDK (built on httpx2, which mocking libraries do not intercept) talks to it
 over a socket: point `base_url` at `server.base_url` (no `/v1`). A test scripts it with a queue
 of canned replies (`enqueue`) or a responder (request JSON -> content blocks), injects faults
-(`fail_next`), and asserts on `requests`: every request with its headers, in arrival order.
+(`fail_next` for an HTTP error status, `inject` for the others in `tests.fakes.faults`), and
+asserts on `requests`: every request with its headers, in arrival order.
 
 Usage is reported as the API does: blocks up to the last `cache_control` mark of `system`
 (with the tools before them) are written to the prompt cache on first sight and read after.
@@ -21,6 +22,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from tests.fakes.faults import (
+    Fault,
+    FaultKind,
+    reset_connection,
+    send_malformed_json,
+    send_truncated,
+    stall,
+)
 from tests.fakes.http_reply import send
 
 Content = list[dict[str, Any]]
@@ -57,7 +66,10 @@ class FakeAnthropicServer:
         self.api_key = api_key
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
         self._canned: deque[tuple[Content, Mapping[str, int] | None]] = deque()
-        self._faults: deque[tuple[int, str | None, str | None]] = deque()
+        self._faults: deque[Fault] = deque()
+        self._closing = threading.Event()  # cuts injected stalls short at shutdown
+        self._standing: list[tuple[Callable[[dict[str, Any]], bool], Fault]] = []
+        self.outcomes: dict[int, str] = {}  # request index -> "ok", or the fault it met
         self._ids = itertools.count(1)
         self._cached_prefixes: set[str] = set()
         self.batches: dict[str, dict[str, Any]] = {}  # id -> {"requests": [...], "polls": n}
@@ -84,19 +96,50 @@ class FakeAnthropicServer:
     ) -> None:
         """The next ``times`` requests get this HTTP status and the API's error body."""
         with self._lock:
-            self._faults.extend([(status, retry_after, message)] * times)
+            self._faults.extend([Fault(status, retry_after, message)] * times)
+
+    def inject(self, kind: FaultKind, *, times: int = 1, stall_seconds: float = 2.0) -> None:
+        """The next ``times`` requests meet this fault (see `tests.fakes.faults`)."""
+        with self._lock:
+            self._faults.extend([Fault(kind=kind, stall_seconds=stall_seconds)] * times)
+
+    def fail_matching(
+        self,
+        predicate: Callable[[dict[str, Any]], bool],
+        *,
+        status: int = 0,
+        kind: FaultKind | None = None,
+        retry_after: str | None = None,
+    ) -> None:
+        """Every request whose JSON body satisfies ``predicate`` meets this fault until cleared:
+        a persistent fault aimed at one document's chunks while the others are served."""
+        with self._lock:
+            self._standing.append((predicate, Fault(status, retry_after, kind=kind, stall_seconds=2.0)))
+
+    def clear_faults(self) -> None:
+        """Forget every fault not yet played, and every standing one."""
+        with self._lock:
+            self._faults.clear()
+            self._standing.clear()
+
+    def ok_bodies(self) -> list[dict[str, Any]]:
+        """The bodies of the requests that got a clean answer."""
+        return [body for i, body in enumerate(self.bodies) if self.outcomes.get(i) == "ok"]
 
     def __enter__(self) -> FakeAnthropicServer:
         self._thread.start()
         return self
 
     def __exit__(self, *_: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
 
-    def _message(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self._lock:
-            content, usage = self._canned.popleft() if self._canned else (None, None)
+    def _message(self, body: dict[str, Any], content: Content | None = None) -> dict[str, Any]:
+        usage = None
+        if content is None:
+            with self._lock:
+                content, usage = self._canned.popleft() if self._canned else (None, None)
         if content is None:
             content = self.responder(body)
         content = [
@@ -171,13 +214,16 @@ class FakeAnthropicServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 with fake._lock:
                     fake.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                    index = len(fake.requests) - 1
                     fault = fake._faults.popleft() if fake._faults else None
+                    if fault is None:
+                        fault = next((f for match, f in fake._standing if match(body)), None)
+                fake.outcomes[index] = "ok" if fault is None else fault.kind or str(fault.status)
                 key = self.headers.get("x-api-key") or self.headers.get("authorization", "").removeprefix(
                     "Bearer "
                 )
                 if fault is not None:
-                    status, retry_after, message = fault
-                    send(self, status, error_body(status, message), retry_after=retry_after)
+                    self._play(fault, body)
                 elif key != fake.api_key:
                     send(self, 401, error_body(401))
                 elif not self.headers.get("anthropic-version"):
@@ -190,6 +236,29 @@ class FakeAnthropicServer:
                     send(self, 404, error_body(404))
                 else:
                     send(self, 200, fake._message(body))
+
+            def _play(self, fault: Fault, body: dict[str, Any]) -> None:
+                if fault.kind is None:
+                    send(
+                        self,
+                        fault.status,
+                        error_body(fault.status, fault.message),
+                        retry_after=fault.retry_after,
+                    )
+                elif fault.kind == "reset":
+                    reset_connection(self)
+                elif fault.kind == "timeout":
+                    stall(self, fault.stall_seconds, fake._closing)
+                elif fault.kind == "truncated":
+                    send_truncated(self, json.dumps(fake._message(body, fake.responder(body))).encode())
+                elif fault.kind == "malformed_json":
+                    send_malformed_json(self)
+                elif fault.kind == "malformed_tool_input":
+                    # Some gateways pass the arguments as a JSON string; this one is cut short too.
+                    name = (body.get("tools") or [{"name": "tool"}])[0]["name"]
+                    send(self, 200, fake._message(body, tool_use(name, '{"entities": [{"name": ')))
+                else:  # empty_completion
+                    send(self, 200, fake._message(body, []))
 
             def do_GET(self) -> None:
                 parts = self.path.strip("/").split("/")  # v1 messages batches <id> [results]

@@ -46,3 +46,20 @@ def test_lists_built_for_other_rows_are_ignored(tmp_path: Path) -> None:
     assert ivf.load(path, ids) is not None
     assert ivf.load(path, [*ids[:-1], "changed"]) is None  # the table changed since: exact search
     assert ivf.load(tmp_path / "missing.npz", ids) is None
+
+
+def test_rows_regrouped_by_list_answer_exactly_as_the_row_ordered_index() -> None:
+    matrix = _clustered(6_000, seed=2)
+    ids = tuple(f"r{i}" for i in range(len(matrix)))
+    lists = ivf.build(matrix, ids)
+    gathered, clustered = DenseIndex(ids, matrix, lists), DenseIndex.clustered(ids, matrix, lists)
+    assert not np.array_equal(clustered.matrix, matrix)  # the storage order really changed
+    rows = [5, 0, 5_999, 17]
+    assert np.array_equal(clustered.vectors(rows), matrix[rows])
+    for q in _clustered(20, seed=3):
+        assert np.allclose(clustered.similarities(q), matrix @ q, atol=1e-6)
+        assert [r for r, _ in clustered.search(q, 10)] == [r for r, _ in gathered.search(q, 10)]
+        assert [r for r, _ in clustered.search(q, 10, exact=True)] == [
+            r for r, _ in gathered.search(q, 10, exact=True)
+        ]
+    assert clustered.dimension == matrix.shape[1]

@@ -13,10 +13,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure
 from graphunified_assets.lib.extraction.claude_records import FoundRecords
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
-from graphunified_query.providers.claude import ClaudeClient, ClaudeResponse
-from graphunified_query.providers.claude_batches import create_many
+from graphunified_assets.lib.extraction.tuned_prompts import ExtractionPrompts
+from graphunified_query.providers.claude import ClaudeClient, ClaudeResponse, LLMError
+from graphunified_query.providers.claude_batches import create_each
 
 TOOL_NAME = "record_extraction"
 _PROMPTS = Path(__file__).with_name("prompts")
@@ -30,55 +32,109 @@ class ClaudeExtractor:
 
     name = "claude"
 
-    def __init__(self, client: ClaudeClient, *, entity_types: Iterable[str], max_gleanings: int = 1) -> None:
+    def __init__(
+        self,
+        client: ClaudeClient,
+        *,
+        entity_types: Iterable[str],
+        max_gleanings: int = 1,
+        prompts: ExtractionPrompts | None = None,  # tuned prompts (tuned_prompts.py); None: packaged
+    ) -> None:
         self.client = client
         self.max_gleanings = max_gleanings
         template = (_PROMPTS / "extract_system.md").read_text(encoding="utf-8")
         instructions = template.replace("{entity_types}", ", ".join(entity_types))
+        glean = (_PROMPTS / "glean.md").read_text(encoding="utf-8").strip()
+        if prompts is not None:
+            instructions, glean = prompts.system, prompts.glean
         self._system = [{"type": "text", "text": instructions, "cache_control": {"type": "ephemeral"}}]
-        self._glean = (_PROMPTS / "glean.md").read_text(encoding="utf-8").strip()
+        self._glean = glean
 
     def extract(self, chunks: Sequence[ChunkText]) -> list[ChunkExtraction]:
-        """All chunks advance turn by turn, so each turn is one batch (or one parallel wave)."""
+        """Every chunk's records; a call that failed for good raises its `LLMError`.
+
+        A chunk Claude answered without a usable tool call, even after the retry, keeps what it
+        had and counts the turn in ``failed_turns``; `extract_each` reports it as a failure instead.
+        """
+        results = []
+        for outcome in self.extract_each(chunks):
+            if isinstance(outcome, ChunkFailure):
+                if outcome.error is not None:
+                    raise outcome.error
+                results.append(outcome.partial)
+            else:
+                results.append(outcome)
+        return results
+
+    def extract_each(self, chunks: Sequence[ChunkText]) -> list[ChunkExtraction | ChunkFailure]:
+        """Each chunk's records, or why it failed; one chunk failing never stops the others.
+
+        All chunks advance turn by turn, so each turn is one batch (or one parallel wave). A chunk
+        fails when a call fails after its retries, or when a turn (gleaning included) yields no
+        usable tool call even after the retry; the unusable answers are dropped from the LLM
+        cache, so the next run asks again while every good answer is served from the cache.
+        """
         conversations: list[list[Message]] = [
             [{"role": "user", "content": f"Text:\n\n{c.text}"}] for c in chunks
         ]
         found = [FoundRecords() for _ in chunks]
+        failed: dict[int, tuple[str, Exception | None]] = {}
         active = list(range(len(chunks)))
         for turn in range(self.max_gleanings + 1):
             still_active = []
-            for i, response in zip(active, self._call_many(conversations, active, found), strict=True):
-                payloads = _payloads(response)
+            for i, (outcome, sent) in zip(active, self._call_many(conversations, active, found), strict=True):
+                if isinstance(outcome, LLMError):
+                    failed[i] = (f"turn {turn}: {outcome}", outcome)
+                    continue
+                payloads = _payloads(outcome)
                 if not payloads:
-                    found[i].failed_turns += 1  # no usable tool call even after the retry: move on
+                    found[i].failed_turns += 1  # no usable tool call even after the retry
+                    failed[i] = (f"turn {turn}: {_unusable(outcome)}, also after one retry", None)
+                    for request in sent:
+                        self.client.forget(**request)
                     continue
                 new_records = sum(found[i].add(p) for p in payloads)
-                conversations[i] = [*conversations[i], *self._follow_up(response)]
+                conversations[i] = [*conversations[i], *self._follow_up(outcome)]
                 # A gleaning turn that found nothing new ends that chunk's gleaning early.
                 if turn == 0 or new_records:
                     still_active.append(i)
             active = still_active
-        return [f.result(c.chunk_id) for f, c in zip(found, chunks, strict=True)]
+        outcomes: list[ChunkExtraction | ChunkFailure] = []
+        for i, (records, chunk) in enumerate(zip(found, chunks, strict=True)):
+            result = records.result(chunk.chunk_id)
+            if i in failed:
+                reason, error = failed[i]
+                outcomes.append(ChunkFailure(chunk.chunk_id, reason, result, error))
+            else:
+                outcomes.append(result)
+        return outcomes
 
     def _call_many(
         self, conversations: list[list[Message]], active: list[int], found: list[FoundRecords]
-    ) -> list[ClaudeResponse]:
-        responses = self._create([conversations[i] for i in active], [found[i] for i in active])
-        missed = [n for n, r in enumerate(responses) if not _payloads(r)]
+    ) -> list[tuple[ClaudeResponse | LLMError, list[dict[str, Any]]]]:
+        """Per active chunk: the answer (or the error that ended it) and the requests sent for it."""
+        requests = [self._request(conversations[i]) for i in active]
+        responses = self._create(requests, [found[i] for i in active])
+        sent = [[request] for request in requests]
+        missed = [
+            (n, r) for n, r in enumerate(responses) if isinstance(r, ClaudeResponse) and not _payloads(r)
+        ]
         if missed:
             # One retry that shows Claude its miss (a different request, so the cache cannot replay it).
-            retried = self._create(
-                [[*conversations[active[n]], *_nudge(responses[n])] for n in missed],
-                [found[active[n]] for n in missed],
-            )
-            for n, response in zip(missed, retried, strict=True):
+            retries = [self._request([*conversations[active[n]], *_nudge(r)]) for n, r in missed]
+            retried = self._create(retries, [found[active[n]] for n, _ in missed])
+            for (n, _), request, response in zip(missed, retries, retried, strict=True):
                 responses[n] = response
-        return responses
+                sent[n].append(request)
+        return list(zip(responses, sent, strict=True))
 
-    def _create(self, conversations: list[list[Message]], found: list[FoundRecords]) -> list[ClaudeResponse]:
-        responses = create_many(self.client, [self._request(m) for m in conversations])
+    def _create(
+        self, requests: list[dict[str, Any]], found: list[FoundRecords]
+    ) -> list[ClaudeResponse | LLMError]:
+        responses = create_each(self.client, requests)
         for records, response in zip(found, responses, strict=True):
-            records.count_call(response)
+            if isinstance(response, ClaudeResponse):
+                records.count_call(response)
         return responses
 
     def _request(self, messages: list[Message]) -> dict[str, Any]:
@@ -110,6 +166,16 @@ def _payloads(response: ClaudeResponse) -> list[dict[str, Any]]:
         and block.get("name") == TOOL_NAME
         and isinstance(block.get("input"), dict)
     ]
+
+
+def _unusable(response: ClaudeResponse) -> str:
+    """What was wrong with an answer that held no usable tool call."""
+    if not response.content:
+        return "empty completion (no content blocks)"
+    calls = [b for b in response.content if b.get("type") == "tool_use" and b.get("name") == TOOL_NAME]
+    if calls:
+        return f"malformed {TOOL_NAME} input ({type(calls[0].get('input')).__name__}, not a JSON object)"
+    return f"no {TOOL_NAME} tool call (stop reason {response.stop_reason})"
 
 
 def _tool_use_ids(response: ClaudeResponse) -> list[str]:

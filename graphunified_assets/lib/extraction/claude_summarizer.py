@@ -6,9 +6,12 @@ rebuild: only entities whose fragments changed cost a call.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
-from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.providers.claude import ClaudeClient, LLMError
+
+log = logging.getLogger(__name__)
 
 _PROMPT = Path(__file__).with_name("prompts") / "summarize.md"
 
@@ -17,15 +20,23 @@ class ClaudeSummarizer:
     def __init__(self, client: ClaudeClient, *, max_words: int = 120) -> None:
         self.client = client
         self.max_words = max_words
+        self.failures = 0  # summaries that fell back to the fragments this run
         self._template = _PROMPT.read_text()
 
     def __call__(self, name: str, fragments: list[str]) -> str:
         prompt = self._template.format(
             name=name, max_words=self.max_words, fragments="\n".join(f"- {f}" for f in sorted(fragments))
         )
-        response = self.client.create(
-            system="You write concise, faithful summaries.",
-            messages=[{"role": "user", "content": prompt}],
-            max_tokens=self.max_words * 3,
-        )
+        try:
+            response = self.client.create(
+                system="You write concise, faithful summaries.",
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=self.max_words * 3,
+            )
+        except LLMError as error:
+            # The fragments themselves lose nothing, and nothing was cached: the next rebuild of
+            # this description asks Claude again. Failing here would sink every other entity.
+            log.warning("description summary of %r kept its fragments: %s", name, error)
+            self.failures += 1
+            return "\n".join(fragments)
         return response.text.strip() or "\n".join(fragments)

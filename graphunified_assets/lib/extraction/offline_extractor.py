@@ -51,8 +51,15 @@ class OfflineExtractor:
 
     name = "offline-spacy"
 
-    def __init__(self, *, entity_types: Iterable[str], nlp: Language | None = None) -> None:
+    def __init__(
+        self, *, entity_types: Iterable[str], nlp: Language | None = None, concept_heads: Iterable[str] = ()
+    ) -> None:
         self.entity_types = frozenset(t.upper() for t in entity_types)
+        # Domain terms NER never tags ("logical replication"): noun phrases with these head nouns,
+        # found by offline tuning (extraction.concept_heads), become CONCEPT entities.
+        self.concept_heads = (
+            frozenset(singular(h) for h in concept_heads) if "CONCEPT" in self.entity_types else frozenset()
+        )
         self._nlp = nlp
 
     @property
@@ -147,7 +154,22 @@ class OfflineExtractor:
             key = (name, type_)
             if all(key != seen for seen, _ in found):
                 found.append((key, ent.root))
+        if self.concept_heads:
+            found.extend(self._concept_phrases(sent, found))
         return found
+
+    def _concept_phrases(self, sent: Span, found: list[tuple[Key, Token]]) -> list[tuple[Key, Token]]:
+        """Noun phrases headed by a tuned concept head, outside any named entity."""
+        extra: list[tuple[Key, Token]] = []
+        for chunk in sent.noun_chunks:
+            if singular(chunk.root.lower_) not in self.concept_heads or any(t.ent_type_ for t in chunk):
+                continue
+            words = [t for t in chunk if t.dep_ not in {"det", "poss", "predet"} and not t.is_punct]
+            name = clean_name(" ".join(t.text for t in words))
+            key = (name, "CONCEPT")
+            if is_useful_name(name, "CONCEPT") and all(key != seen for seen, _ in [*found, *extra]):
+                extra.append((key, chunk.root))
+        return extra
 
     @staticmethod
     def _count_pairs(found: list[tuple[Key, Token]], text: str, pairs: dict[tuple[Key, Key], _Pair]) -> None:
@@ -209,6 +231,16 @@ def _title_type(doc: Doc, name: str, entity_types: frozenset[str] | set[str] | t
         if clean_name(ent.text).lower() == name.lower() and type_ in entity_types:
             return type_
     return "CONCEPT"
+
+
+def singular(word: str) -> str:
+    """A crude singular for matching head nouns ("servers" -> "server"); the lemmatizer is not loaded."""
+    word = word.lower()
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
 
 
 def _describe(sentences: list[str]) -> str:

@@ -1,0 +1,1 @@
+"""Prompt tuning: sample a corpus, propose domain-specific extraction prompts and types, measure them."""

@@ -1,0 +1,89 @@
+"""Every materialization of the sample corpus reports numeric metadata the UI can plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from graphunified_assets.build import build_definitions
+from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_assets.sensors import partition_range_tags
+from tests.conftest import SAMPLE_DOCS
+
+NUMBER = (dg.IntMetadataValue, dg.FloatMetadataValue)
+# Key entries per asset, beyond the `seconds` every asset reports.
+EXPECTED = {
+    "documents": {"parsed", "new_documents", "changed_documents", "failed", "characters"},
+    "chunks": {"chunks", "tokens"},
+    "chunk_embeddings": {"chunks", "texts_embedded", "cache_hits", "provider_calls"},
+    "extractions": {"entities", "relationships", "facts", "llm_calls", "input_tokens", "cost_usd"},
+    "entities": {"rows", "documents", "mentions_merged", "llm_calls", "cost_usd"},
+    "relationships": {"rows"},
+    "facts": {"rows"},
+    "graph": {"edges", "new_entity_names"},
+    "communities": {"rows", "unchanged", "changed"},
+    "community_reports": {"rows", "generated", "reused", "llm_calls", "output_tokens", "cost_usd"},
+    "chunk_vectors": {"rows", "documents", "pruned_documents"},
+    "graph_vectors": {"texts_embedded"},
+    "bm25_index": {"chunks"},
+    "ppr_graph": {"nodes", "edges"},
+    "report_vectors": {"rows"},
+    "chunk_similarity": {"chunks", "edges"},
+}
+MARKDOWN = {"entities": "merges", "graph": "edge_kinds", "communities": "levels", "chunk_vectors": "corpus"}
+
+
+def _latest_metadata(instance: dg.DagsterInstance, key: str) -> dict[str, dg.MetadataValue]:
+    event = instance.get_latest_materialization_event(dg.AssetKey(key))
+    assert event is not None and event.asset_materialization is not None, f"{key} was not materialized"
+    return dict(event.asset_materialization.metadata)
+
+
+@pytest.mark.slow
+def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, home: Path) -> None:
+    resource = GraphUnifiedResource(home=str(home), input_dir=str(input_dir))
+    defs = build_definitions(resource)
+    keys = sorted(SAMPLE_DOCS)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("documents", keys)
+        index_job, refresh_job = defs.resolve_job_def(INDEX_DOCUMENTS), defs.resolve_job_def(REFRESH_INDEXES)
+        assert index_job.execute_in_process(
+            instance=instance, tags=partition_range_tags(keys[0], keys[-1])
+        ).success
+        refresh = refresh_job.execute_in_process(instance=instance)
+        assert refresh.success
+
+        for asset, names in EXPECTED.items():
+            metadata = _latest_metadata(instance, asset)
+            missing = (names | {"seconds"}) - set(metadata)
+            assert not missing, f"{asset} lacks {sorted(missing)}"
+            for name in names | {"seconds"}:
+                assert isinstance(metadata[name], NUMBER), (
+                    f"{asset}.{name} is {type(metadata[name]).__name__}"
+                )
+            assert metadata["seconds"].value >= 0
+        for asset, name in MARKDOWN.items():
+            table = _latest_metadata(instance, asset)[name]
+            assert isinstance(table, dg.MarkdownMetadataValue) and table.value.startswith("|"), asset
+
+        documents = _latest_metadata(instance, "documents")
+        assert (documents["new_documents"].value, documents["changed_documents"].value) == (3, 0)
+        assert _latest_metadata(instance, "chunk_vectors")["documents"].value == 3
+        assert _latest_metadata(instance, "extractions")["llm_calls"].value == 0  # offline: zeros, not gaps
+        # The graph's asset checks run with the refresh and show their result in the UI.
+        checks = refresh.get_asset_check_evaluations()
+        assert {c.check_name for c in checks} >= {
+            "entities_have_live_sources",
+            "relationships_are_anchored",
+            "community_hierarchy_is_consistent",
+        }
+        assert all(c.passed for c in checks), [c.check_name for c in checks if not c.passed]
+
+        # An edit shows up as one changed document, not a new one.
+        (input_dir / "flood.txt").write_text("The Great Flood\nIn 1894 the River Harrow rose.\n")
+        assert index_job.execute_in_process(instance=instance, partition_key="flood.txt").success
+        documents = _latest_metadata(instance, "documents")
+        assert (documents["new_documents"].value, documents["changed_documents"].value) == (0, 1)

@@ -1,0 +1,144 @@
+"""Scale-out: every example deployment config validates, and the multiprocess executor runs the
+sample corpus with the model pools holding their limits."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+import yaml
+from dagster._config import validate_config
+from dagster._core.events import DagsterEventType
+from dagster._core.instance.config import dagster_instance_config
+
+from graphunified_assets.build import build_definitions
+from graphunified_assets.executors import EXECUTOR_ENV, executor_from_env
+from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
+from graphunified_assets.resources import HOME_ENV, INPUT_ENV, GraphUnifiedResource, default_resource
+from graphunified_assets.sensors import partition_range_tags
+from tests.conftest import SAMPLE_DOCS
+
+DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
+# The extras an executor needs; without them its test is skipped, naming what to install.
+EXTRAS = {"multiprocess": None, "k8s": "dagster_k8s", "celery": "dagster_celery"}
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _requires(executor: str) -> None:
+    module = EXTRAS[executor]
+    if module is not None:
+        pytest.importorskip(module, reason=f"pip install 'graph-unified[{executor}]' to validate it")
+
+
+def _job(executor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> dg.JobDefinition:
+    monkeypatch.setenv(EXECUTOR_ENV, executor)
+    defs = build_definitions(GraphUnifiedResource(home=str(tmp_path), input_dir=str(tmp_path)))
+    return defs.resolve_job_def(name)
+
+
+@pytest.mark.parametrize("executor", sorted(EXTRAS))
+def test_example_run_configs_validate_against_their_executor(
+    executor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _requires(executor)
+    config = _load(DEPLOY / executor / "run_config.yaml")
+    for job in (INDEX_DOCUMENTS, REFRESH_INDEXES):
+        dg.validate_run_config(_job(executor, tmp_path, monkeypatch, job), config)
+    # The validation has teeth: a misspelt executor setting is refused.
+    broken = {**config, "execution": {"config": {**config["execution"]["config"], "max_concurent": 2}}}
+    with pytest.raises(dg.DagsterInvalidConfigError):
+        dg.validate_run_config(_job(executor, tmp_path, monkeypatch, REFRESH_INDEXES), broken)
+
+
+@pytest.mark.parametrize("deployment", ["k8s", "celery"])
+def test_example_instance_configs_validate(deployment: str) -> None:
+    _requires(deployment)
+    config, _ = dagster_instance_config(str(DEPLOY / deployment))  # Dagster's instance schema
+    launcher = config.get("run_launcher")
+    if launcher is not None:
+        cls = getattr(importlib.import_module(launcher["module"]), launcher["class"])
+        result = validate_config(cls.config_type(), launcher["config"])
+        assert result.success, [e.message for e in result.errors or []]
+
+
+def test_unknown_or_missing_executor_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="GRAPHUNIFIED_EXECUTOR='ray' is not an executor"):
+        executor_from_env({EXECUTOR_ENV: "ray"})
+    assert executor_from_env({}) is dg.multi_or_in_process_executor
+
+
+def _index_documents_job() -> dg.JobDefinition:
+    return build_definitions(default_resource()).resolve_job_def(INDEX_DOCUMENTS)
+
+
+def _refresh_indexes_job() -> dg.JobDefinition:
+    return build_definitions(default_resource()).resolve_job_def(REFRESH_INDEXES)
+
+
+def _pool_intervals(instance: dg.DagsterInstance, run_id: str, pools: dict[str, str]) -> dict[str, list]:
+    """(start, end) of every step per pool, from the run's step events."""
+    times: dict[str, dict[str, float]] = {}
+    for event_type in (DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS):
+        for record in instance.get_records_for_run(run_id, of_type=event_type).records:
+            entry = record.event_log_entry
+            times.setdefault(entry.step_key or "", {})[event_type.name] = entry.timestamp
+    intervals: dict[str, list] = {}
+    for step, seen in times.items():
+        if step in pools:
+            intervals.setdefault(pools[step], []).append((seen["STEP_START"], seen["STEP_SUCCESS"]))
+    return intervals
+
+
+@pytest.mark.slow
+def test_multiprocess_executor_runs_the_corpus_within_pool_limits(
+    input_dir: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Step processes rebuild the code location from the environment, as under `dagster dev`.
+    monkeypatch.setenv(HOME_ENV, str(home))
+    monkeypatch.setenv(INPUT_ENV, str(input_dir))
+    monkeypatch.delenv(EXECUTOR_ENV, raising=False)
+    run_config = _load(DEPLOY / "multiprocess" / "run_config.yaml")
+    keys = sorted(SAMPLE_DOCS)
+    with dg.instance_for_test() as instance:
+        for pool in ("llm", "models"):
+            instance.event_log_storage.set_concurrency_slots(pool, 1)
+        instance.add_dynamic_partitions("documents", keys)
+        # Per-document steps are one chain; the global stage is where steps fan out in parallel.
+        indexed = _index_documents_job().execute_in_process(
+            instance=instance, tags=partition_range_tags(keys[0], keys[-1])
+        )
+        assert indexed.success
+        with dg.execute_job(
+            dg.reconstructable(_refresh_indexes_job), instance=instance, run_config=run_config
+        ) as result:
+            assert result.success, [e.message for e in result.all_events if e.is_failure]
+            runs = [result.run_id]
+        # Steps ran in their own processes...
+        engine = [r.event_log_entry for r in instance.get_records_for_run(runs[0]).records]
+        assert any("Executing steps using multiprocess executor" in (e.user_message or "") for e in engine)
+        # ...and no two steps of one pool ever overlapped (one slot each).
+        graph = build_definitions(default_resource()).resolve_asset_graph()
+        pools = {
+            key.to_python_identifier(): node.pools
+            for key in graph.get_all_asset_keys()
+            if (node := graph.get(key)).is_materializable
+        }
+        step_pools = {step: next(iter(p)) for step, p in pools.items() if p}
+        step_pools["graph_elements"] = "llm"  # the multi-asset's step is named after its function
+        refresh_spans = _pool_intervals(instance, runs[0], step_pools)
+        assert (
+            len(refresh_spans["models"]) >= 3 and len(refresh_spans["llm"]) >= 2
+        )  # graph, vectors; resolution, reports
+        for run_id in runs:
+            for pool, spans in _pool_intervals(instance, run_id, step_pools).items():
+                spans.sort()
+                overlaps = [(a, b) for a, b in itertools.pairwise(spans) if b[0] < a[1]]
+                assert not overlaps, f"{pool} steps overlapped in run {run_id}"
+        assert (home / "lancedb" / "chunk_vectors.lance").exists()
