@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_assets.io_manager import without_partitions
-from graphunified_assets.lib.failure_metadata import failure_metadata
+from graphunified_assets.lib.failure_metadata import failure_metadata, record_failures
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
@@ -46,7 +46,7 @@ def chunk_embeddings(
         for offset, vector in _embed_slice(embedder, texts[start:end], documents[start:end], failed):
             rows[start + offset] = vector
         context.log.info(f"embedded {end}/{len(texts)} chunks ({time.perf_counter() - started:.1f}s)")
-    _record_failures(context, graphunified, failed)
+    record_failures(context, IndexState(graphunified.layout.index_state), STAGE, failed, what="embedding")
     # A document that failed in one slice is dropped whole, even if its other chunks embedded.
     kept = [i for i, document_id in enumerate(documents) if document_id not in failed]
     embedded = embedder.texts_embedded - embedded_before
@@ -89,16 +89,6 @@ def _embed_slice(
         except EmbeddingError as error:
             failed[document_id] = str(error)
     return rows
-
-
-def _record_failures(
-    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, failed: dict[str, str]
-) -> None:
-    state = IndexState(graphunified.layout.index_state)
-    state.clear_failures(STAGE, [k for k in context.partition_keys if k not in failed])
-    state.record_failures(STAGE, failed.items())
-    for document_id, reason in failed.items():
-        context.log.warning(f"embedding failed for {document_id}, retried by the next index run: {reason}")
 
 
 def embeddings_table(chunks: pa.Table, vectors: np.ndarray, model: str) -> pa.Table:

@@ -23,46 +23,40 @@ from typing import Any
 
 import openai
 
-from graphunified_query.providers.claude import LLMError
 from graphunified_query.providers.claude_retry import backoff_seconds
 from graphunified_query.providers.cost import CostLedger, Usage, price_usd
-from graphunified_query.providers.llm_cache import LLMCache, request_key
-from graphunified_query.providers.openai_wire import Blocks, Mode, chat_request, parse_reply
-from graphunified_query.providers.rate_limit import RateLimiter
+from graphunified_query.providers.llm_cache import LLMCache
+from graphunified_query.providers.llm_client import (
+    CHARS_PER_TOKEN,
+    CachedLLMClient,
+    ContentResponse,
+    LLMError,
+)
+from graphunified_query.providers.openai_wire import Mode, chat_request, parse_reply
 from graphunified_query.settings import LLMSettings, ModelPrice, Settings
 
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 PROVIDER = "openai_compatible"
 NO_KEY = "not-needed"  # local servers ignore the bearer token, but the SDK insists on one
 FREE = ModelPrice(input=0.0, output=0.0, cache_read=0.0, cache_write=0.0)
-CHARS_PER_TOKEN = 4
 _QUOTA_CODES = {"insufficient_quota"}  # a 429 that waiting will not lift
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class LLMResponse:
+class LLMResponse(ContentResponse):
     """What `ClaudeResponse` holds (content blocks, stop reason, usage, cached), plus repairs."""
 
-    content: Blocks
-    stop_reason: str | None
-    usage: Usage
-    cached: bool
     repaired: int = 0  # tool inputs repaired or salvaged from malformed model output
 
-    def tool_input(self, name: str) -> Any:
-        for block in self.content:
-            if block.get("type") == "tool_use" and block.get("name") == name:
-                return block.get("input")
-        return None
 
-    @property
-    def text(self) -> str:
-        return "".join(block.get("text", "") for block in self.content if block.get("type") == "text")
+class OpenAICompatibleClient(CachedLLMClient[LLMResponse]):
+    """Thread-safe like `ClaudeClient`: one instance serves every parallel call of a run.
 
+    The cache key is that of the logical (Anthropic-style) request, whichever wire mode answers it.
+    """
 
-class OpenAICompatibleClient:
-    """Thread-safe like `ClaudeClient`: one instance serves every parallel call of a run."""
+    provider_field = PROVIDER
 
     def __init__(
         self,
@@ -79,19 +73,18 @@ class OpenAICompatibleClient:
                 "llm.provider is 'openai_compatible' but llm.openai_base_url is not set; set it in "
                 "settings.yaml, e.g. http://127.0.0.1:11434/v1 (Ollama) or http://127.0.0.1:8000/v1 (vLLM)."
             )
-        self.settings = settings
-        self.price = (prices or {}).get(settings.model, FREE)
-        self.cache = cache
-        self.ledger = ledger or CostLedger(budget_usd=settings.budget_usd)
-        # First backoff step in seconds (llm.retry_base_seconds when the setting exists); tests make it tiny.
-        self.base_delay = getattr(settings, "retry_base_seconds", 1.0) if base_delay is None else base_delay
+        super().__init__(
+            settings,
+            (prices or {}).get(settings.model, FREE),
+            cache=cache,
+            ledger=ledger,
+            # llm.retry_base_seconds when the setting exists
+            base_delay=getattr(settings, "retry_base_seconds", 1.0) if base_delay is None else base_delay,
+        )
         api_key = api_key or os.environ.get(API_KEY_VARIABLE) or ""
         self._secret = api_key  # only to scrub it from error messages
         self._mode: Mode = "json" if settings.openai_structured_output == "json" else "tools"
         self._mode_lock = threading.Lock()
-        self._limiter = RateLimiter(
-            requests_per_minute=settings.requests_per_minute, tokens_per_minute=settings.tokens_per_minute
-        )
         self._client = openai.OpenAI(
             api_key=api_key or NO_KEY,
             base_url=settings.openai_base_url,
@@ -110,80 +103,20 @@ class OpenAICompatibleClient:
         """'tools' or 'json': how structured output is currently requested."""
         return self._mode
 
-    def full_request(
-        self,
-        *,
-        system: str | Blocks,
-        messages: Blocks,
-        tools: Blocks | None = None,
-        tool_choice: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = 0.0,
-    ) -> dict[str, Any]:
-        """The logical request; its key is the cache key whichever wire mode answers it."""
-        request: dict[str, Any] = {
-            "provider": PROVIDER,
-            "model": self.settings.model,
-            "max_tokens": max_tokens or self.settings.max_tokens,
-            "system": system,
-            "messages": messages,
-        }
-        if temperature is not None:
-            request["temperature"] = temperature
-        if tools:
-            request["tools"] = tools
-        if tool_choice:
-            request["tool_choice"] = tool_choice
-        return request
-
-    def cached(self, **kwargs: Any) -> LLMResponse | None:
-        return self._lookup(self.full_request(**kwargs))
-
-    def forget(self, **kwargs: Any) -> None:
-        """Drop a cached response the caller found unusable, so the next run asks again."""
-        if self.cache is not None:
-            self.cache.delete(request_key(self.full_request(**kwargs)))
-
-    def create(
-        self,
-        *,
-        system: str | Blocks,
-        messages: Blocks,
-        tools: Blocks | None = None,
-        tool_choice: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = 0.0,
-    ) -> LLMResponse:
-        """One chat completion: from the cache, else within budget and rate limits, with retries."""
-        request = self.full_request(
-            system=system,
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
-        )
-        if (hit := self._lookup(request)) is not None:
-            return hit
-        prompt_tokens = len(json.dumps(request, ensure_ascii=False)) // CHARS_PER_TOKEN
-        estimate = price_usd(Usage(prompt_tokens, request["max_tokens"]), self.price)
-        with self.ledger.hold(estimate):
-            response = self._send(request, prompt_tokens)
-        if self.cache is not None:
-            entry = {"content": response.content, "stop_reason": response.stop_reason}
-            entry |= {"usage": response.usage.__dict__, "repaired": response.repaired}
-            self.cache.put(request_key(request), entry)
-        return response
-
-    def _lookup(self, request: dict[str, Any]) -> LLMResponse | None:
-        if self.cache is None or (hit := self.cache.get(request_key(request))) is None:
-            return None
-        self.ledger.record(Usage(), 0.0, cached=True)
+    def _from_cache(self, entry: dict[str, Any]) -> LLMResponse:
+        usage = Usage(**entry["usage"])
         return LLMResponse(
-            hit["content"], hit["stop_reason"], Usage(**hit["usage"]), cached=True, repaired=hit["repaired"]
+            entry["content"], entry["stop_reason"], usage, cached=True, repaired=entry["repaired"]
         )
 
     def _send(self, request: dict[str, Any], prompt_tokens: int) -> LLMResponse:
+        response = self._complete(request, prompt_tokens)
+        entry = {"content": response.content, "stop_reason": response.stop_reason}
+        self._remember(request, entry | {"usage": response.usage.__dict__, "repaired": response.repaired})
+        return response
+
+    def _complete(self, request: dict[str, Any], prompt_tokens: int) -> LLMResponse:
+        """The accounted response, after JSON-mode fallback and the retries 429s, 5xx and timeouts earn."""
         attempts = self.settings.max_retries + 1
         attempt = 1
         while True:

@@ -268,6 +268,32 @@ def test_extractor_salvages_truncated_output_and_gleans(server: FakeOpenAIServer
     assert glean[-2]["role"] == "tool" and "MANY entities" in glean[-1]["content"]
 
 
+def test_extractor_uses_the_tuned_prompts_of_extraction_prompt_dir(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    from graphunified_assets.lib.extraction.selection import make_extractor
+    from graphunified_query.settings import ExtractionSettings, Settings
+
+    (tmp_path / "extract_system.md").write_text("Tuned: extract {entity_types}; prefer {relationship_types}.")
+    (tmp_path / "glean.md").write_text("Tuned glean: anything else?\n")
+    settings = Settings(
+        llm=LLMSettings(provider="openai_compatible", openai_base_url=server.base_url, model="llama3.1:8b"),
+        extraction=ExtractionSettings(
+            entity_types=("PERSON",), relationship_types=("FOUNDED",), prompt_dir=tmp_path
+        ),
+    )
+    extractor = make_extractor(settings, anthropic_api_key=None, llm_cache=tmp_path / "llm.sqlite")
+    assert isinstance(extractor, OpenAICompatibleExtractor)
+    server.enqueue(
+        tool_call("record_extraction", {"entities": [HALE]}),
+        tool_call("record_extraction", {"entities": []}),
+    )
+    extractor.extract([ChunkText("c1", "Thomas Hale founded the Hale Mill.")])
+    first, glean = server.bodies[0]["messages"], server.bodies[1]["messages"]
+    assert first[0] == {"role": "system", "content": "Tuned: extract PERSON; prefer FOUNDED."}
+    assert glean[-1]["content"] == "Tuned glean: anything else?"
+
+
 def test_reporter_repairs_an_invalid_report_once(server: FakeOpenAIServer) -> None:
     from graphunified_assets.lib.reports.context import community_context
 

@@ -7,7 +7,7 @@ out of the `extractions` output and retried whole by the next run (finished call
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from graphunified_assets.lib.extraction.records import ChunkExtraction
@@ -19,6 +19,20 @@ class ChunkFailure:
     reason: str  # names the turn and the error; never a key
     partial: ChunkExtraction  # what earlier turns found: the old `extract` contract returns it
     error: Exception | None = None  # the call's error when it failed after its retries
+
+
+def extractions_or_raise(outcomes: Sequence[ChunkExtraction | ChunkFailure]) -> list[ChunkExtraction]:
+    """The `Extractor.extract` contract over `extract_each` outcomes: a call that failed for good
+    raises its error; a chunk whose answers were unusable keeps what earlier turns found."""
+    results = []
+    for outcome in outcomes:
+        if isinstance(outcome, ChunkFailure):
+            if outcome.error is not None:
+                raise outcome.error
+            results.append(outcome.partial)
+        else:
+            results.append(outcome)
+    return results
 
 
 def document_failures(failures: Iterable[ChunkFailure], document_of: Mapping[str, str]) -> dict[str, str]:

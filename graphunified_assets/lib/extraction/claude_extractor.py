@@ -8,23 +8,25 @@ conversation goes on with "MANY entities ... were missed" and the new records ar
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
-from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure
+from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, extractions_or_raise
 from graphunified_assets.lib.extraction.claude_records import FoundRecords
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
-from graphunified_assets.lib.extraction.tuned_prompts import ExtractionPrompts
+from graphunified_assets.lib.extraction.tool_turns import (
+    TOOL_NAME,
+    Message,
+    follow_up,
+    rejected,
+    tool_calls,
+    tool_request,
+)
+from graphunified_assets.lib.extraction.tuned_prompts import ExtractionPrompts, packaged_prompts
 from graphunified_query.providers.claude import ClaudeClient, ClaudeResponse, LLMError
 from graphunified_query.providers.claude_batches import create_each
 
-TOOL_NAME = "record_extraction"
-_PROMPTS = Path(__file__).with_name("prompts")
-_TOOL = json.loads((_PROMPTS / "extraction_tool.json").read_text(encoding="utf-8"))
 _NUDGE = f"Call the {TOOL_NAME} tool with a JSON object holding entities, relationships and facts."
-Message = dict[str, Any]
 
 
 class ClaudeExtractor:
@@ -42,13 +44,9 @@ class ClaudeExtractor:
     ) -> None:
         self.client = client
         self.max_gleanings = max_gleanings
-        template = (_PROMPTS / "extract_system.md").read_text(encoding="utf-8")
-        instructions = template.replace("{entity_types}", ", ".join(entity_types))
-        glean = (_PROMPTS / "glean.md").read_text(encoding="utf-8").strip()
-        if prompts is not None:
-            instructions, glean = prompts.system, prompts.glean
-        self._system = [{"type": "text", "text": instructions, "cache_control": {"type": "ephemeral"}}]
-        self._glean = glean
+        prompts = prompts if prompts is not None else packaged_prompts(entity_types)
+        self._system = [{"type": "text", "text": prompts.system, "cache_control": {"type": "ephemeral"}}]
+        self._glean = prompts.glean
 
     def extract(self, chunks: Sequence[ChunkText]) -> list[ChunkExtraction]:
         """Every chunk's records; a call that failed for good raises its `LLMError`.
@@ -56,15 +54,7 @@ class ClaudeExtractor:
         A chunk Claude answered without a usable tool call, even after the retry, keeps what it
         had and counts the turn in ``failed_turns``; `extract_each` reports it as a failure instead.
         """
-        results = []
-        for outcome in self.extract_each(chunks):
-            if isinstance(outcome, ChunkFailure):
-                if outcome.error is not None:
-                    raise outcome.error
-                results.append(outcome.partial)
-            else:
-                results.append(outcome)
-        return results
+        return extractions_or_raise(self.extract_each(chunks))
 
     def extract_each(self, chunks: Sequence[ChunkText]) -> list[ChunkExtraction | ChunkFailure]:
         """Each chunk's records, or why it failed; one chunk failing never stops the others.
@@ -94,7 +84,7 @@ class ClaudeExtractor:
                         self.client.forget(**request)
                     continue
                 new_records = sum(found[i].add(p) for p in payloads)
-                conversations[i] = [*conversations[i], *self._follow_up(outcome)]
+                conversations[i] = [*conversations[i], *follow_up(outcome.content, self._glean)]
                 # A gleaning turn that found nothing new ends that chunk's gleaning early.
                 if turn == 0 or new_records:
                     still_active.append(i)
@@ -138,63 +128,23 @@ class ClaudeExtractor:
         return responses
 
     def _request(self, messages: list[Message]) -> dict[str, Any]:
-        return {
-            "system": self._system,
-            "messages": messages,
-            "tools": [_TOOL],
-            "tool_choice": {"type": "tool", "name": TOOL_NAME},
-        }
-
-    def _follow_up(self, response: ClaudeResponse) -> list[Message]:
-        """The assistant turn replayed, its tool calls answered, and the gleaning prompt."""
-        results = [
-            {"type": "tool_result", "tool_use_id": tool_id, "content": "Recorded."}
-            for tool_id in _tool_use_ids(response)
-        ]
-        return [
-            {"role": "assistant", "content": response.content},
-            {"role": "user", "content": [*results, {"type": "text", "text": self._glean}]},
-        ]
+        return tool_request(self._system, messages)
 
 
 def _payloads(response: ClaudeResponse) -> list[dict[str, Any]]:
     """Every `record_extraction` input that is a JSON object (usually exactly one)."""
-    return [
-        block["input"]
-        for block in response.content
-        if block.get("type") == "tool_use"
-        and block.get("name") == TOOL_NAME
-        and isinstance(block.get("input"), dict)
-    ]
+    return [block["input"] for block in tool_calls(response.content) if isinstance(block.get("input"), dict)]
 
 
 def _unusable(response: ClaudeResponse) -> str:
     """What was wrong with an answer that held no usable tool call."""
     if not response.content:
         return "empty completion (no content blocks)"
-    calls = [b for b in response.content if b.get("type") == "tool_use" and b.get("name") == TOOL_NAME]
-    if calls:
+    if calls := tool_calls(response.content):
         return f"malformed {TOOL_NAME} input ({type(calls[0].get('input')).__name__}, not a JSON object)"
     return f"no {TOOL_NAME} tool call (stop reason {response.stop_reason})"
 
 
-def _tool_use_ids(response: ClaudeResponse) -> list[str]:
-    return [str(b.get("id")) for b in response.content if b.get("type") == "tool_use"]
-
-
 def _nudge(response: ClaudeResponse) -> list[Message]:
-    """The failed turn and a reminder; every tool call in it gets its (error) result, as the API requires."""
-    errors = [
-        {
-            "type": "tool_result",
-            "tool_use_id": tool_id,
-            "is_error": True,
-            "content": "Input must be a JSON object.",
-        }
-        for tool_id in _tool_use_ids(response)
-    ]
-    replay = response.content or [{"type": "text", "text": "(no answer)"}]
-    return [
-        {"role": "assistant", "content": replay},
-        {"role": "user", "content": [*errors, {"type": "text", "text": _NUDGE}]},
-    ]
+    """The failed turn and a reminder to call the tool with a JSON object."""
+    return rejected(response.content, "Input must be a JSON object.", _NUDGE)

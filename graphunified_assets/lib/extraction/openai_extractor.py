@@ -9,15 +9,13 @@ model with the exact problem as the tool result, up to `max_repairs` times per t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure
+from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, extractions_or_raise
 from graphunified_assets.lib.extraction.claude_records import FoundRecords
 from graphunified_assets.lib.extraction.records import (
     ChunkExtraction,
@@ -26,20 +24,24 @@ from graphunified_assets.lib.extraction.records import (
     ExtractedFact,
     ExtractedRelationship,
 )
-from graphunified_assets.lib.extraction.tuned_prompts import ExtractionPrompts
-from graphunified_query.providers.claude import LLMError
+from graphunified_assets.lib.extraction.tool_turns import (
+    TOOL_NAME,
+    Message,
+    follow_up,
+    rejected,
+    tool_calls,
+    tool_request,
+)
+from graphunified_assets.lib.extraction.tuned_prompts import ExtractionPrompts, packaged_prompts
+from graphunified_query.providers.llm_client import LLMError
 from graphunified_query.providers.openai_compatible import LLMResponse, OpenAICompatibleClient
 
-TOOL_NAME = "record_extraction"
-_PROMPTS = Path(__file__).with_name("prompts")
-_TOOL = json.loads((_PROMPTS / "extraction_tool.json").read_text(encoding="utf-8"))
 _RECORDS: dict[str, type[BaseModel]] = {
     "entities": ExtractedEntity,
     "relationships": ExtractedRelationship,
     "facts": ExtractedFact,
 }
 _MAX_PROBLEMS = 3  # validation errors quoted back to the model; more only lengthens the prompt
-Message = dict[str, Any]
 
 
 class OpenAICompatibleExtractor:
@@ -58,23 +60,12 @@ class OpenAICompatibleExtractor:
         self.name = f"openai_compatible:{client.settings.model}"
         self.max_gleanings = max_gleanings
         self.max_repairs = max_repairs
-        template = (_PROMPTS / "extract_system.md").read_text(encoding="utf-8")
-        self._system = template.replace("{entity_types}", ", ".join(entity_types))
-        self._glean = (_PROMPTS / "glean.md").read_text(encoding="utf-8").strip()
-        if prompts is not None:
-            self._system, self._glean = prompts.system, prompts.glean
+        prompts = prompts if prompts is not None else packaged_prompts(entity_types)
+        self._system, self._glean = prompts.system, prompts.glean
 
     def extract(self, chunks: Sequence[ChunkText]) -> list[ChunkExtraction]:
         """Every chunk's records; a call that failed for good raises its `LLMError`."""
-        results = []
-        for outcome in self.extract_each(chunks):
-            if isinstance(outcome, ChunkFailure):
-                if outcome.error is not None:
-                    raise outcome.error
-                results.append(outcome.partial)
-            else:
-                results.append(outcome)
-        return results
+        return extractions_or_raise(self.extract_each(chunks))
 
     def extract_each(self, chunks: Sequence[ChunkText]) -> list[ChunkExtraction | ChunkFailure]:
         """Each chunk's records, or why it failed (as `ClaudeExtractor.extract_each`): a call that
@@ -107,7 +98,7 @@ class OpenAICompatibleExtractor:
             # A gleaning turn that found nothing new ends the gleaning early.
             if turn == self.max_gleanings or (turn > 0 and not new_records):
                 break
-            messages = [*messages, *_follow_up(response, self._glean)]
+            messages = [*messages, *follow_up(response.content, self._glean)]
         return found.result(chunk.chunk_id)
 
     def _turn(
@@ -118,12 +109,7 @@ class OpenAICompatibleExtractor:
         attempt_messages = messages
         sent: list[dict[str, Any]] = []
         for attempt in range(self.max_repairs + 1):
-            request = {
-                "system": self._system,
-                "messages": attempt_messages,
-                "tools": [_TOOL],
-                "tool_choice": {"type": "tool", "name": TOOL_NAME},
-            }
+            request = tool_request(self._system, attempt_messages)
             sent.append(request)
             response = self.client.create(**request)
             found.count_call(response)
@@ -135,13 +121,14 @@ class OpenAICompatibleExtractor:
                 return response, payload, problem, sent
             found.counters["repair_turns"] += 1
             # The failed turn stays out of the kept conversation: gleaning replays only good turns.
-            attempt_messages = [*messages, *_feedback(response, problem)]
+            # The problem goes back as the tool's error result, and as text for JSON mode.
+            attempt_messages = [*messages, *rejected(response.content, problem, problem)]
         raise AssertionError("unreachable")
 
 
 def check_payload(response: LLMResponse) -> tuple[dict[str, Any] | None, str]:
     """The tool payload and what is wrong with it ("" when it is usable)."""
-    calls = [b for b in response.content if b.get("type") == "tool_use" and b.get("name") == TOOL_NAME]
+    calls = tool_calls(response.content)
     if not calls:
         return None, f"No {TOOL_NAME} call. Call the {TOOL_NAME} tool; do not answer in prose."
     payload = calls[0].get("input")
@@ -171,29 +158,3 @@ def check_payload(response: LLMResponse) -> tuple[dict[str, Any] | None, str]:
             problems[:_MAX_PROBLEMS]
         ) + ". Fix them and call again."
     return payload, ""
-
-
-def _feedback(response: LLMResponse, problem: str) -> list[Message]:
-    """The failed turn and the problem, as the tool's error result (and as text for JSON mode)."""
-    tool_ids = [str(b.get("id")) for b in response.content if b.get("type") == "tool_use"]
-    errors = [
-        {"type": "tool_result", "tool_use_id": i, "is_error": True, "content": problem} for i in tool_ids
-    ]
-    replay = response.content or [{"type": "text", "text": "(no answer)"}]
-    return [
-        {"role": "assistant", "content": replay},
-        {"role": "user", "content": [*errors, {"type": "text", "text": problem}]},
-    ]
-
-
-def _follow_up(response: LLMResponse, glean: str) -> list[Message]:
-    """The good turn replayed, its tool calls answered, and the gleaning prompt."""
-    results = [
-        {"type": "tool_result", "tool_use_id": str(b.get("id")), "content": "Recorded."}
-        for b in response.content
-        if b.get("type") == "tool_use"
-    ]
-    return [
-        {"role": "assistant", "content": response.content},
-        {"role": "user", "content": [*results, {"type": "text", "text": glean}]},
-    ]

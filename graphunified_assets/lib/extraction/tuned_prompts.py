@@ -7,6 +7,7 @@ Untuned settings render exactly the packaged prompt, so existing LLM cache entri
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,13 +43,24 @@ def load_prompts(settings: ExtractionSettings) -> ExtractionPrompts:
             )
         if (folder / GLEAN_FILE).is_file():
             glean_path = folder / GLEAN_FILE
+    return _render(system_path, glean_path, settings.entity_types, settings.relationship_types)
+
+
+def packaged_prompts(entity_types: Iterable[str]) -> ExtractionPrompts:
+    """The packaged prompts for ``entity_types``: an extractor's own default when given none."""
+    return _render(PACKAGED / SYSTEM_FILE, PACKAGED / GLEAN_FILE, entity_types, ())
+
+
+def _render(
+    system_path: Path, glean_path: Path, entity_types: Iterable[str], relationship_types: Sequence[str]
+) -> ExtractionPrompts:
     template = system_path.read_text(encoding="utf-8")
     if "{entity_types}" not in template:
         raise TunedPromptError(
             f"{system_path} must contain the placeholder {{entity_types}} (where the allowed types go)"
         )
-    system = template.replace("{entity_types}", ", ".join(settings.entity_types))
+    system = template.replace("{entity_types}", ", ".join(entity_types))
     if "{relationship_types}" in system:
-        preferred = ", ".join(settings.relationship_types) or "any short UPPER_SNAKE_CASE verb phrase"
+        preferred = ", ".join(relationship_types) or "any short UPPER_SNAKE_CASE verb phrase"
         system = system.replace("{relationship_types}", preferred)
     return ExtractionPrompts(system=system, glean=glean_path.read_text(encoding="utf-8").strip())
