@@ -51,6 +51,7 @@ bench: setup
 	$(BIN)/python bench/graph.py
 	$(BIN)/python bench/query.py
 	$(BIN)/python bench/reliability
+	$(BIN)/python bench/object_store.py
 
 # Retrieval quality of every strategy on the three multi-hop sets (see README, Evaluation).
 EVAL_SETS ?= ../shared/eval/musique ../shared/eval/2wikimultihopqa ../shared/eval/hotpotqa

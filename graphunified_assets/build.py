@@ -18,6 +18,7 @@ from graphunified_assets.assets import (
     graph_elements,
     graph_vectors,
     raw_documents,
+    remote_snapshot,
     strategy_indexes,
     vector_index,
 )
@@ -50,6 +51,7 @@ ASSET_MODULES = (
     graph_vectors,
     vector_index,
     strategy_indexes,
+    remote_snapshot,
     chunk_similarity,
     graph_checks,
 )

@@ -1,4 +1,4 @@
-"""`python -m graphunified_assets index|status|export-graphrag|import-graphrag`: drive the pipeline."""
+"""`python -m graphunified_assets index|status|publish|export-graphrag|…`: drive the pipeline."""
 
 from __future__ import annotations
 
@@ -37,6 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     import_cmd.add_argument("folder", help="GraphRAG's output folder (or the project root holding output/)")
     import_cmd.add_argument("--home", default="data")
+    publish_cmd = commands.add_parser(
+        "publish", help="copy the published index to object storage (storage.publish_uri or --to)"
+    )
+    publish_cmd.add_argument("--home", default="data")
+    publish_cmd.add_argument("--to", help="s3://bucket/prefix (default: settings.storage.publish_uri)")
     tuning_cli.add_parsers(commands)  # tune, extraction-report
     config_cli.add_parsers(commands)  # init, settings-reference
     args = parser.parse_args(argv)
@@ -56,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _export_graphrag(resource, Path(args.out))
         if args.command == "import-graphrag":
             return _import_graphrag(resource, Path(args.folder))
+        if args.command == "publish":
+            return _publish(resource, args.to)
         if args.command in tuning_cli.COMMANDS:
             return tuning_cli.run(args, resource)
         return _status(resource)
@@ -98,6 +105,33 @@ def _export_graphrag(resource: GraphUnifiedResource, out: Path) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     print(report.summary())
+    return 0
+
+
+def _publish(resource: GraphUnifiedResource, to: str | None) -> int:
+    """What the `remote_snapshot` asset does after each refresh, on demand (e.g. after an outage)."""
+    import json
+
+    from graphunified_assets.home_lock import HomeLocked, home_lock
+    from graphunified_assets.object_mirror import mirror
+    from graphunified_query.layout import refresh_command
+    from graphunified_query.object_store import ObjectFiles, ObjectStore
+    from graphunified_query.parquet_store import StoreError
+    from graphunified_query.publication import current
+
+    layout, storage = resource.layout, resource.settings.storage
+    uri = to or storage.publish_uri
+    if not uri:
+        print("error: pass --to s3://bucket/prefix or set storage.publish_uri", file=sys.stderr)
+        return 2
+    try:
+        with home_lock(layout, command=f"python -m graphunified_assets publish --home {layout.home}"):
+            generation = current(layout, rebuild_hint=refresh_command(layout.home))
+            report = mirror(layout, generation, ObjectFiles(ObjectStore.at(uri, storage, os.environ)))
+    except (StoreError, HomeLocked) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps(report.as_dict(), indent=2))
     return 0
 
 

@@ -96,9 +96,13 @@ class GraphUnifiedResource(dg.ConfigurableResource):
         return ClaudeReporter(client)
 
     def extractor(self) -> Extractor:
-        """The configured extractor (Claude with its LLM cache, or the offline spaCy default)."""
+        """The configured extractor: Claude (or an OpenAI-compatible server) behind its LLM cache,
+        or the offline spaCy default behind the content-addressed extraction cache."""
         return make_extractor(
-            self.settings, anthropic_api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
+            self.settings,
+            anthropic_api_key=self.anthropic_api_key,
+            llm_cache=self.layout.llm_cache,
+            extraction_cache=self.layout.extraction_cache,
         )
 
 

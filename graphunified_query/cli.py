@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from graphunified_query.parquet_store import StoreError  # IndexNotBuilt, StoreDamaged, ObjectStoreError
 from graphunified_query.settings import SettingsError
-from graphunified_query.snapshot import IndexNotBuilt
 
 # Spelled out so `--help` needs no model imports; a test keeps it equal to the engine's names.
 SIX = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
@@ -71,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print("\n\n".join(f"=== {r.strategy} ===\n{_human(r)}" for r in responses))
         return 0
-    except (IndexNotBuilt, SettingsError, ValueError) as error:
+    except (StoreError, SettingsError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except RuntimeError as error:
@@ -113,7 +113,7 @@ def _eval(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
         results = run_eval(options)
-    except (DatasetError, IndexNotBuilt, SettingsError, ValueError, RuntimeError) as error:
+    except (DatasetError, StoreError, SettingsError, ValueError, RuntimeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.json:

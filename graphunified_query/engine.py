@@ -21,9 +21,11 @@ from graphunified_query.context.pipeline import ContextPipeline
 from graphunified_query.generation import ClaudeGenerator, ExtractiveGenerator, Generator
 from graphunified_query.generation.select import claude_configured
 from graphunified_query.layout import HomeLayout
+from graphunified_query.object_store import is_object_store_uri
 from graphunified_query.providers.cost import Usage
 from graphunified_query.providers.embedding import Embedder, check_same_model, make_embedder
 from graphunified_query.query_input import check_question, check_top_k
+from graphunified_query.remote_generation import cache_root
 from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
 from graphunified_query.retrieval import REGISTRY, Retriever, RetrieverContext
 from graphunified_query.router import Router
@@ -101,9 +103,16 @@ class QueryEngine:
     def open(
         cls, home: str | os.PathLike[str] = "data", *, environ: Mapping[str, str] = os.environ
     ) -> QueryEngine:
-        layout = HomeLayout.at(home)
-        settings = load_settings(layout.home, environ=environ)
-        snapshot = load_snapshot(layout.home)
+        """Load a home folder, or a generation published to object storage (``s3://bucket/prefix``),
+        whose settings are the writer's and whose LLM cache is this machine's cache folder."""
+        if is_object_store_uri(home):
+            snapshot = load_snapshot(str(home), environ=environ)
+            settings = load_settings(snapshot.home, environ=environ)
+            layout = HomeLayout(cache_root(str(home), environ))
+        else:
+            layout = HomeLayout.at(home)
+            settings = load_settings(layout.home, environ=environ)
+            snapshot = load_snapshot(layout.home)
         embedder = make_embedder(settings.embedding, environ)
         return cls(snapshot, settings, embedder, llm=_claude(settings, layout, environ))
 

@@ -59,6 +59,11 @@ class HomeLayout:
         return self.cache / "llm.sqlite"
 
     @property
+    def extraction_cache(self) -> Path:
+        """The offline extractor's results by content (LLM extractors use ``llm_cache``)."""
+        return self.cache / "extractions.sqlite"
+
+    @property
     def index_state(self) -> Path:
         return self.home / "state.sqlite"
 
@@ -89,3 +94,12 @@ def partition_file_stem(document_id: str) -> str:
 
 def document_id_from_stem(stem: str) -> str:
     return unquote(stem)
+
+
+def build_command(home: Path) -> str:
+    return f"python -m graphunified_assets index --home {home}"
+
+
+def refresh_command(home: Path) -> str:
+    """Rebuilds every global table and index from the per-document files and the caches."""
+    return f"{build_command(home)} --refresh"

@@ -18,9 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from graphunified_query.layout import HomeLayout
-from graphunified_query.parquet_store import StoreError
+import lancedb
+import pyarrow as pa
+
+from graphunified_query.layout import HomeLayout, refresh_command
+from graphunified_query.parquet_store import StoreError, read_table
 
 POINTER = "CURRENT"
 MANIFEST = "manifest.json"
@@ -43,16 +47,42 @@ class Generation:
     lance_versions: dict[str, int] = field(default_factory=dict)
     files: tuple[str, ...] = ()  # every file published, relative to root: a deleted one is damage
 
-    def missing_files(self) -> list[Path]:
+    # The reading surface a snapshot loads from; `remote_generation.RemoteGeneration` has it too.
+    @property
+    def published(self) -> bool:
+        return self.root is not None
+
+    @property
+    def local_home(self) -> Path:
+        return self.layout.home
+
+    def rebuild_hint(self) -> str:
+        return refresh_command(self.layout.home)
+
+    def missing_files(self) -> list[str]:
         return (
-            [self.root / name for name in self.files if not (self.root / name).exists()] if self.root else []
+            [str(self.root / name) for name in self.files if not (self.root / name).exists()]
+            if self.root
+            else []
         )
 
     def table_path(self, table: str) -> Path:
         return self.root / "tables" / f"{table}.parquet" if self.root else self.layout.table_path(table)
 
+    def read_table(self, table: str, hint: str) -> pa.Table:
+        return read_table(self.table_path(table), rebuild_hint=hint)
+
     def index_path(self, name: str) -> Path:
         return self.root / "indexes" / name if self.root else self.layout.index_path(name)
+
+    def lance_connect(self) -> Any:
+        return lancedb.connect(str(self.layout.lancedb))
+
+    def lance_location(self, table: str) -> str:
+        return str(self.layout.lancedb / f"{table}.lance")
+
+    def lance_exists(self, table: str) -> bool:
+        return (self.layout.lancedb / f"{table}.lance").exists()
 
     def lance_version(self, table: str) -> int | None:
         return self.lance_versions.get(table) if self.root else None

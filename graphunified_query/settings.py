@@ -260,6 +260,25 @@ class StorageSettings(_Section):
     input_dir: Path = Field(
         Path("data/sample"), description="Folder the sensor and `index` read documents from."
     )
+    publish_uri: str | None = Field(
+        None,
+        description=(
+            "s3://bucket/prefix: every published generation is also copied there, for readers on "
+            "other machines (`ask --home s3://bucket/prefix`). Credentials: AWS_* variables only."
+        ),
+    )
+    endpoint_url: str | None = Field(
+        None,
+        description="S3-compatible endpoint (MinIO, R2, Ceph); default AWS_ENDPOINT_URL, else AWS itself.",
+    )
+    region: str = Field("us-east-1", description="Region of the bucket.")
+
+    @field_validator("publish_uri")
+    @classmethod
+    def _s3_uri(cls, value: str | None) -> str | None:
+        if value is not None and not (value.startswith("s3://") and value[len("s3://") :].strip("/")):
+            raise ValueError(f"storage.publish_uri must look like s3://bucket/prefix, not {value!r}")
+        return value
 
 
 class LoggingSettings(_Section):
@@ -301,9 +320,18 @@ def load_settings(
     home: Path | str = "data", *, file: Path | str | None = None, environ: Mapping[str, str] | None = None
 ) -> Settings:
     """Read settings for a data home: defaults, then the YAML file, then environment overrides."""
-    environ = os.environ if environ is None else environ
     path = Path(file) if file is not None else Path(home) / SETTINGS_FILE_NAME
     values: dict[str, Any] = _read_yaml(path) if (file is not None or path.exists()) else {}
+    return _validated(values, str(path), environ)
+
+
+def environment_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Defaults and ``GRAPHUNIFIED__*`` variables only: for a reader with no home folder of its own."""
+    return _validated({}, "defaults", environ)
+
+
+def _validated(values: dict[str, Any], source: str, environ: Mapping[str, str] | None) -> Settings:
+    environ = os.environ if environ is None else environ
     for name, raw in environ.items():
         if name.startswith(ENV_PREFIX):
             keys = name[len(ENV_PREFIX) :].lower().split("__")
@@ -314,7 +342,7 @@ def load_settings(
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors(include_url=False)
         )
-        source = f"{path}" if values else "defaults"
+        source = source if values else "defaults"
         raise SettingsError(
             f"Invalid settings ({source} and {ENV_PREFIX}* variables): {problems}. "
             "Fix the value(s) named here; `settings.yaml` keys mirror these dotted names."

@@ -6,14 +6,14 @@ piece is a clear error naming the file and the command that builds it.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 
@@ -23,9 +23,10 @@ from graphunified_query.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, S
 from graphunified_query.indexes.dense import DenseIndex
 from graphunified_query.indexes.ivf import ivf_file
 from graphunified_query.indexes.ppr_graph import PPRGraph
-from graphunified_query.layout import HomeLayout
-from graphunified_query.parquet_store import StoreError, read_table
-from graphunified_query.publication import Generation, current
+from graphunified_query.layout import HomeLayout, build_command, refresh_command
+from graphunified_query.object_store import is_object_store_uri
+from graphunified_query.parquet_store import StoreError
+from graphunified_query.publication import current
 from graphunified_query.risk import LEVELS, LOW, RiskLevel, rank
 from graphunified_query.tables import (
     COMMUNITIES,
@@ -52,8 +53,27 @@ class IndexNotBuilt(StoreError):
     """The data home has no (complete) index; the message names the command that builds it."""
 
 
-def build_command(home: Path) -> str:
-    return f"python -m graphunified_assets index --home {home}"
+__all__ = ["IndexNotBuilt", "Snapshot", "StoreDamaged", "build_command", "load_snapshot", "refresh_command"]
+
+
+class PublishedFiles(Protocol):
+    """One generation's files, local (`publication.Generation`) or remote (`RemoteGeneration`)."""
+
+    number: int
+
+    @property
+    def published(self) -> bool: ...  # False: the live files of a home built before generations
+    @property
+    def local_home(self) -> Path: ...  # where aliases (and a remote generation's downloads) are
+    def describe(self) -> str: ...
+    def rebuild_hint(self) -> str: ...
+    def missing_files(self) -> list[str]: ...
+    def read_table(self, table: str, hint: str) -> pa.Table: ...
+    def index_path(self, name: str) -> Path: ...
+    def lance_connect(self) -> Any: ...
+    def lance_location(self, table: str) -> str: ...
+    def lance_exists(self, table: str) -> bool: ...
+    def lance_version(self, table: str) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -166,65 +186,79 @@ class StoreDamaged(IndexNotBuilt):
     """A stored file is truncated, deleted or unreadable; the message names it and the rebuild."""
 
 
-def refresh_command(home: Path) -> str:
-    """Rebuilds every global table and index from the per-document files and the caches."""
-    return f"{build_command(home)} --refresh"
-
-
-def load_snapshot(home: Path | str) -> Snapshot:
+def load_snapshot(home: Path | str, *, environ: Mapping[str, str] | None = None) -> Snapshot:
     """Load the latest published generation (or the live files of a home built before them).
 
-    A rebuild publishing a newer generation may prune the one being read; then the newer one is
-    read instead, so a reader always gets one whole generation, old or new.
+    ``home`` is a folder or an object-store location (``s3://bucket/prefix``; ``environ`` gives
+    its credentials). A rebuild publishing a newer generation may prune the one being read;
+    then the newer one is read instead, so a reader always gets one whole generation, old or new.
     """
-    layout = HomeLayout.at(home)
-    hint = refresh_command(layout.home)
+    open_current = _opener(home, environ)
+    generation = open_current()
     try:
-        generation = current(layout, rebuild_hint=hint)
-    except StoreError as error:
-        raise StoreDamaged(str(error)) from None
-    try:
-        return _load(layout, generation)
+        return _load(generation)
     except StoreError:
-        newer = current(layout, rebuild_hint=hint)
+        newer = open_current()
         if newer.number == generation.number:
             raise
-        return _load(layout, newer)
+        return _load(newer)
 
 
-def _load(layout: HomeLayout, generation: Generation) -> Snapshot:
+def _opener(home: Path | str, environ: Mapping[str, str] | None) -> Callable[[], PublishedFiles]:
+    if is_object_store_uri(home):
+        from graphunified_query.remote_generation import NothingPublished, open_current
+
+        def remote() -> PublishedFiles:
+            try:
+                return open_current(str(home), os.environ if environ is None else environ)
+            except NothingPublished as error:
+                raise IndexNotBuilt(str(error)) from None
+
+        return remote
+    layout = HomeLayout.at(home)
+
+    def local() -> PublishedFiles:
+        try:
+            return current(layout, rebuild_hint=refresh_command(layout.home))
+        except StoreError as error:
+            raise StoreDamaged(str(error)) from None
+
+    return local
+
+
+def _load(generation: PublishedFiles) -> Snapshot:
     try:
-        return _read(layout, generation)
+        return _read(generation)
     except IndexNotBuilt:
         raise
     except StoreError as error:  # a table unreadable mid-load: say which and how to rebuild it
         raise StoreDamaged(str(error)) from None
 
 
-def _read(layout: HomeLayout, generation: Generation) -> Snapshot:
-    hint = refresh_command(layout.home)
+def _read(generation: PublishedFiles) -> Snapshot:
+    hint = generation.rebuild_hint()
     missing = generation.missing_files()
     if missing:
         raise StoreDamaged(f"{missing[0]} is missing ({generation.describe()}); rebuild it with `{hint}`.")
-    if not (layout.lancedb / f"{CHUNK_VECTORS}.lance").exists():
-        if generation.root is None:
-            build = build_command(layout.home)
+    if not generation.lance_exists(CHUNK_VECTORS):
+        if not generation.published:
+            build = build_command(generation.local_home)
             raise IndexNotBuilt(
-                f"No index in {layout.home}: {CHUNK_VECTORS} is missing. Build it with `{build}`."
+                f"No index in {generation.local_home}: {CHUNK_VECTORS} is missing. Build it with `{build}`."
             )
         raise StoreDamaged(
-            f"{layout.lancedb / (CHUNK_VECTORS + '.lance')} is missing ({generation.describe()} "
+            f"{generation.lance_location(CHUNK_VECTORS)} is missing ({generation.describe()} "
             f"needs it); rebuild it with `{hint}`."
         )
-    db = lancedb.connect(str(layout.lancedb))
-    chunk_table = _open(db, CHUNK_VECTORS, layout, generation, hint)
+    db = generation.lance_connect()
+    chunk_table = _open(db, CHUNK_VECTORS, generation, hint)
     model = _single_model(chunk_table, CHUNK_VECTORS)
     chunks = chunks_from_arrow(chunk_table)
     tables: dict[str, tuple[tuple[dict[str, Any], ...], DenseIndex]] = {}
     dimension = _matrix(chunk_table).shape[1]
     for name, vector_table in VECTOR_TABLES.items():
-        rows = tuple(read_table(generation.table_path(name), rebuild_hint=hint).to_pylist())
-        vectors = _open(db, vector_table, layout, generation, hint)
+        rows = tuple(generation.read_table(name, hint).to_pylist())
+        vectors = _open(db, vector_table, generation, hint)
         if vectors.num_rows and _single_model(vectors, vector_table) != model:
             raise StoreError(
                 f"{vector_table} was embedded with another model than {CHUNK_VECTORS} ({model}); "
@@ -247,7 +281,7 @@ def _read(layout: HomeLayout, generation: Generation) -> Snapshot:
     graph = _index_file(PPRGraph.load, generation.index_path(PPR_FILE), hint)
     chunk_similarity = _index_file(SimilarityEdges.load, generation.index_path(CHUNK_SIMILARITY_FILE), hint)
     return Snapshot(
-        home=layout.home,
+        home=generation.local_home,
         model=model,
         chunks=chunks,
         chunk_vectors=DenseIndex(chunks.ids, _matrix(chunk_table)),
@@ -261,7 +295,7 @@ def _read(layout: HomeLayout, generation: Generation) -> Snapshot:
         report_vectors=tables[COMMUNITY_REPORTS][1],
         communities={
             row["community"]: row
-            for row in read_table(generation.table_path(COMMUNITIES), rebuild_hint=hint)
+            for row in generation.read_table(COMMUNITIES, hint)
             .select(["community", "level", "entity_ids", "text_unit_ids"])
             .to_pylist()
         },
@@ -281,21 +315,23 @@ def _index_file(load: Callable[[Path], _T], path: Path, hint: str) -> _T:
         raise StoreDamaged(f"{path} is {state}; rebuild it with `{hint}`.") from None
 
 
-def _open(db: Any, name: str, layout: HomeLayout, generation: Generation, hint: str) -> pa.Table:
+def _open(db: Any, name: str, generation: PublishedFiles, hint: str) -> pa.Table:
     """A LanceDB table at the version the generation recorded (the latest for older homes).
 
     Lance reads data files lazily, so the whole table is read here: a truncated or deleted
     data file fails now, with the table named, not in the middle of a query.
     """
-    path = layout.lancedb / f"{name}.lance"
     version = generation.lance_version(name)
     try:
         table = db.open_table(name, version=version) if version is not None else db.open_table(name)
         return table.to_arrow()
     except Exception as error:  # lance raises several error types for damaged files
-        state = "missing" if not path.exists() else f"unreadable ({type(error).__name__}: {error})"
+        state = (
+            f"unreadable ({type(error).__name__}: {error})" if generation.lance_exists(name) else "missing"
+        )
         at = f" at version {version}" if version is not None else ""
-        raise StoreDamaged(f"{path}{at} is {state}; rebuild it with `{hint}`.") from None
+        where = generation.lance_location(name)
+        raise StoreDamaged(f"{where}{at} is {state}; rebuild it with `{hint}`.") from None
 
 
 def _single_model(table: pa.Table, name: str) -> str:

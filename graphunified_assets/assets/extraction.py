@@ -9,7 +9,7 @@ from graphunified_assets.io_manager import without_partitions
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, document_failures
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
-from graphunified_assets.lib.failure_metadata import failure_metadata
+from graphunified_assets.lib.failure_metadata import failure_metadata, record_failures
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.observability import llm_usage, stage_timing
 from graphunified_assets.partitions import per_document_asset
@@ -51,7 +51,7 @@ def extractions(
     failed = document_failures([o for o in outcomes if isinstance(o, ChunkFailure)], documents)
     results = [o for o in outcomes if isinstance(o, ChunkExtraction) and documents[o.chunk_id] not in failed]
     table = without_partitions(extractions_table(results, documents, extractor.name), failed)
-    _record_failures(context, graphunified, failed)
+    record_failures(context, IndexState(graphunified.layout.index_state), STAGE, failed, what="extraction")
     seconds = time.perf_counter() - started
     context.add_output_metadata(
         {
@@ -63,6 +63,8 @@ def extractions(
             "facts": sum(len(r.facts) for r in results),
             "dropped_records": sum(r.dropped_records for r in results),
             "chunks_per_second": round(len(results) / seconds, 1) if seconds else 0.0,
+            # Offline results found by content (the LLM extractors count theirs in llm_usage).
+            "extraction_cache_hits": getattr(extractor, "hits", 0),
             **_cost(extractor),
             **llm_usage(getattr(extractor, "client", None)),  # zeros offline: the UI plots a flat line
             **stage_timing(),
@@ -85,17 +87,6 @@ def extractions_table(results: list[ChunkExtraction], documents: dict[str, str],
         for r in results
     ]
     return pa.Table.from_pylist(rows, schema=EXTRACTIONS_SCHEMA)
-
-
-def _record_failures(
-    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, failed: dict[str, str]
-) -> None:
-    """Failed documents into the failures table (retried by the next `index`); the rest cleared."""
-    state = IndexState(graphunified.layout.index_state)
-    state.clear_failures(STAGE, [k for k in context.partition_keys if k not in failed])
-    state.record_failures(STAGE, failed.items())
-    for document_id, reason in failed.items():
-        context.log.warning(f"extraction failed for {document_id}, retried by the next index run: {reason}")
 
 
 def _cost(extractor: object) -> dict[str, float | int]:

@@ -16,8 +16,9 @@ from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.lance_versions import release_unused_versions
 from graphunified_query.parquet_store import read_table
-from graphunified_query.publication import publish
+from graphunified_query.publication import publish, published_lance_versions
 from graphunified_query.tables import COMMUNITY_REPORTS, ENTITIES, GRAPH_EDGES, contextual_text
 
 BM25_INDEX = "bm25_index"
@@ -166,7 +167,8 @@ def published_snapshot(
 ) -> dg.MaterializeResult:
     """Publishes the finished global tables and indexes as one generation for readers (`ask`,
     `serve`): hard links plus the LanceDB versions, switched in by one atomic rename, so a
-    reader never mixes a rebuild's old and new files."""
+    reader never mixes a rebuild's old and new files. Then releases the LanceDB versions no
+    kept generation reads."""
     layout = graphunified.layout
     db = lancedb.connect(str(layout.lancedb))
     versions = {
@@ -174,11 +176,13 @@ def published_snapshot(
         for path in sorted(layout.lancedb.glob("*.lance"))
     }
     generation = publish(layout, versions, run_id=context.run_id)
+    released = release_unused_versions(db, published_lance_versions(layout))
     return dg.MaterializeResult(
         metadata={
             "generation": generation.number,
             "files": len(generation.files),
             "lance_versions": dg.MetadataValue.json(versions),
+            "lance_versions_released": sum(released.values()),
             **stage_timing(),
         }
     )

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 import uvicorn
 from fastapi import FastAPI
 
+from graphunified_query.parquet_store import StoreError  # IndexNotBuilt, StoreDamaged, ObjectStoreError
 from graphunified_query.settings import SettingsError
-from graphunified_query.snapshot import IndexNotBuilt
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -32,7 +32,7 @@ def serve(
     try:
         app = create_app(QueryEngine.open(home, environ=environ))
         listener = bind(host, port)
-    except (IndexNotBuilt, SettingsError, ValueError, OSError) as error:
+    except (StoreError, SettingsError, ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if not is_loopback(host):

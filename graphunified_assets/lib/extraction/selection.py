@@ -27,14 +27,18 @@ def extraction_provider(settings: Settings, anthropic_api_key: str | None) -> st
     return settings.llm.provider
 
 
-def make_extractor(settings: Settings, *, anthropic_api_key: str | None, llm_cache: Path) -> Extractor:
+def make_extractor(
+    settings: Settings,
+    *,
+    anthropic_api_key: str | None,
+    llm_cache: Path,
+    extraction_cache: Path | None = None,
+) -> Extractor:
+    """``extraction_cache``: where the offline extractor's results are kept by content (the LLM
+    extractors have their response cache); None extracts every chunk afresh (evaluation)."""
     provider = extraction_provider(settings, anthropic_api_key)
     if provider == "offline":
-        from graphunified_assets.lib.extraction.offline_extractor import OfflineExtractor
-
-        return OfflineExtractor(
-            entity_types=settings.extraction.entity_types, concept_heads=settings.extraction.concept_heads
-        )
+        return _offline_extractor(settings, extraction_cache)
     if provider == OPENAI_COMPATIBLE:
         from graphunified_assets.lib.extraction.openai_extractor import OpenAICompatibleExtractor
         from graphunified_assets.lib.extraction.tuned_prompts import load_prompts
@@ -59,6 +63,28 @@ def make_extractor(settings: Settings, *, anthropic_api_key: str | None, llm_cac
         max_gleanings=settings.llm.max_gleanings,
         prompts=load_prompts(settings.extraction),  # tuned prompt files when configured
     )
+
+
+def _offline_extractor(settings: Settings, cache: Path | None) -> Extractor:
+    from importlib.metadata import version
+
+    from graphunified_assets.lib.extraction import offline_extractor, offline_facts
+    from graphunified_assets.lib.extraction.extraction_cache import CachedExtractor, source_digest
+    from graphunified_query import spacy_text
+    from graphunified_query.providers.llm_cache import LLMCache
+
+    extractor = offline_extractor.OfflineExtractor(
+        entity_types=settings.extraction.entity_types, concept_heads=settings.extraction.concept_heads
+    )
+    if cache is None:
+        return extractor
+    fingerprint = {
+        "entity_types": sorted(t.upper() for t in settings.extraction.entity_types),
+        "concept_heads": sorted(settings.extraction.concept_heads),
+        "code": source_digest(offline_extractor, offline_facts, spacy_text),
+        "model": f"{spacy_text.DEFAULT_MODEL}=={version(spacy_text.DEFAULT_MODEL)}",
+    }
+    return CachedExtractor(extractor, LLMCache(cache), fingerprint=fingerprint)
 
 
 def make_llm_client(settings: Settings, *, anthropic_api_key: str | None, llm_cache: Path) -> Any:

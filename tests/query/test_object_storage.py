@@ -1,0 +1,221 @@
+"""Object storage: a published generation copied to S3 (moto's server on 127.0.0.1) and read back.
+
+pyarrow and LanceDB speak S3 to the server over a socket, as they would to AWS or MinIO.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import lancedb
+import pytest
+
+from graphunified_assets.object_mirror import mirror
+from graphunified_query.engine import QueryEngine
+from graphunified_query.lance_versions import release_unused_versions
+from graphunified_query.layout import HomeLayout
+from graphunified_query.object_store import ObjectFiles, ObjectStore, ObjectStoreError
+from graphunified_query.publication import Generation, current, publish, published_lance_versions
+from graphunified_query.settings import StorageSettings
+from graphunified_query.snapshot import IndexNotBuilt, load_snapshot
+from tests.fakes.s3_server import SECRET_KEY, FakeS3Server
+
+BUCKET = "graph-unified"
+QUESTIONS = (
+    "Which river runs through the town where Ada Whitlock was born?",
+    "When was the Kestrel Dam built?",
+)
+STRATEGIES = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[FakeS3Server]:
+    with FakeS3Server() as server:
+        server.create_bucket(BUCKET)
+        yield server
+
+
+@pytest.fixture
+def environ(s3: FakeS3Server, tmp_path: Path) -> dict[str, str]:
+    return s3.environ() | {"GRAPHUNIFIED_CACHE_DIR": str(tmp_path / "reader-cache")}
+
+
+def _files(uri: str, environ: dict[str, str]) -> ObjectFiles:
+    return ObjectFiles(ObjectStore.at(uri, StorageSettings(), environ))
+
+
+def _generation(home: Path) -> Generation:
+    layout = HomeLayout.at(home)
+    return current(layout, rebuild_hint="rebuild")
+
+
+def _republish(home: Path) -> Generation:
+    """A new local generation of the latest files, as a refresh publishes."""
+    layout = HomeLayout.at(home)
+    db = lancedb.connect(str(layout.lancedb))
+    return publish(layout, {name: db.open_table(name).version for name in _generation(home).lance_versions})
+
+
+@pytest.fixture
+def own_home(built_home: Path, tmp_path: Path) -> Path:
+    """A copy of the shared home that a test may publish new generations in."""
+    home = tmp_path / "home"
+    shutil.copytree(built_home, home, symlinks=True, ignore=shutil.ignore_patterns("dagster", "index.lock"))
+    return home
+
+
+def _ids_and_scores(engine: QueryEngine, question: str, strategy: str) -> list[tuple[str, float]]:
+    retrieval, _ = engine.retrieve(question, strategy, 5)
+    return [(r.chunk_id or r.text[:40], round(r.score, 6)) for r in retrieval.results]
+
+
+def test_a_generation_read_from_s3_answers_like_the_local_home(
+    built_home: Path, engine: QueryEngine, environ: dict[str, str], s3: FakeS3Server
+) -> None:
+    uri = f"s3://{BUCKET}/same-answers"
+    report = mirror(HomeLayout.at(built_home), _generation(built_home), _files(uri, environ))
+
+    assert report.uploaded_files > 0 and report.copied_files == 0 and report.lance_files > 0
+    keys = s3.keys(BUCKET, "same-answers/")
+    assert s3.read(BUCKET, "same-answers/CURRENT").decode().strip() == str(report.generation)
+    assert any(k.endswith(".parquet") and "/tables/" in k for k in keys)
+    assert any(k.startswith("same-answers/lancedb/chunk_vectors.lance/data/") for k in keys)
+    remote = QueryEngine.open(uri, environ=environ)
+    assert remote.snapshot.generation == engine.snapshot.generation
+    assert remote.snapshot.chunks.ids == engine.snapshot.chunks.ids
+    for strategy in STRATEGIES:
+        for question in QUESTIONS:
+            assert _ids_and_scores(remote, question, strategy) == _ids_and_scores(engine, question, strategy)
+    answer = remote.ask(QUESTIONS[1], "hybrid", 5)
+    assert "1931" in answer.answer and "[Source:" in answer.answer
+
+
+def test_a_second_generation_copies_unchanged_files_in_the_store_and_prunes_old_ones(
+    own_home: Path, environ: dict[str, str], s3: FakeS3Server
+) -> None:
+    uri = f"s3://{BUCKET}/incremental"
+    layout, files = HomeLayout.at(own_home), _files(uri, environ)
+    first = mirror(layout, _generation(own_home), files)
+    again = mirror(layout, _generation(own_home), files)
+    assert again.already_current and again.uploaded_files == again.copied_files == 0
+
+    second = mirror(layout, _republish(own_home), files)
+    assert second.generation == first.generation + 1
+    assert second.uploaded_files == 0  # every file's sha256 matched: copied server-side
+    assert second.copied_files == first.uploaded_files and second.copied_bytes == first.uploaded_bytes
+    assert second.lance_files == 0  # the LanceDB mirror already had every file
+
+    third = mirror(layout, _republish(own_home), files)
+    assert third.pruned_generations == (first.generation,)
+    # (pyarrow leaves an empty "generations/" marker object when it deletes a folder's last child)
+    numbers = {k.split("/")[2] for k in s3.keys(BUCKET, "incremental/generations/") if k.count("/") > 2}
+    assert numbers == {str(second.generation), str(third.generation)}
+    assert load_snapshot(uri, environ=environ).generation == third.generation
+
+
+def test_lance_versions_released_locally_are_deleted_from_the_bucket_once_no_generation_reads_them(
+    own_home: Path, environ: dict[str, str], s3: FakeS3Server
+) -> None:
+    uri, layout = f"s3://{BUCKET}/released", HomeLayout.at(own_home)
+    files = _files(uri, environ)
+    mirror(layout, _generation(own_home), files)
+    db = lancedb.connect(str(layout.lancedb))
+    time.sleep(0.6)  # versions apart in time: Lance releases by age
+    db.create_table("report_vectors", data=db.open_table("report_vectors").to_arrow(), mode="overwrite")
+    second = mirror(layout, _republish(own_home), files)
+    assert second.lance_files > 0 and second.lance_files_deleted == 0  # the first generation reads the old
+    time.sleep(0.6)
+    third_generation = _republish(own_home)  # now both kept generations read the new version only
+    released = release_unused_versions(db, published_lance_versions(layout), margin=timedelta(seconds=0.3))
+    assert released["report_vectors"] == 1
+
+    third = mirror(layout, third_generation, files)
+
+    assert third.lance_files_deleted > 0
+    local = {p.relative_to(layout.lancedb).as_posix() for p in layout.lancedb.rglob("*") if p.is_file()}
+    # (keys ending in "/" are the empty folder markers pyarrow writes when it deletes a file)
+    remote = {k.removeprefix("released/lancedb/") for k in s3.keys(BUCKET, "released/lancedb/")}
+    remote = {k for k in remote if not k.endswith("/")}
+    assert remote == {name for name in local if not name.split("/")[-1].startswith(".")}
+    engine = QueryEngine.open(uri, environ=environ)
+    assert engine.snapshot.generation == third.generation and len(engine.snapshot.reports) > 0
+
+
+def test_a_failed_mirror_leaves_readers_on_the_previous_generation(
+    own_home: Path, environ: dict[str, str], s3: FakeS3Server
+) -> None:
+    uri = f"s3://{BUCKET}/failed"
+    layout, files = HomeLayout.at(own_home), _files(uri, environ)
+    first = mirror(layout, _generation(own_home), files)
+    second = _republish(own_home)
+    assert second.root is not None
+    damaged = second.root / "indexes" / "ppr_graph.npz"
+    damaged.unlink()
+
+    with pytest.raises(ObjectStoreError, match=r"ppr_graph\.npz is missing .*index --refresh"):
+        mirror(layout, second, files)
+
+    assert s3.read(BUCKET, "failed/CURRENT").decode().strip() == str(first.generation)
+    assert QueryEngine.open(uri, environ=environ).snapshot.generation == first.generation
+
+
+def test_the_reader_names_what_is_missing_and_how_to_publish_it(
+    own_home: Path, environ: dict[str, str], s3: FakeS3Server
+) -> None:
+    with pytest.raises(IndexNotBuilt, match=r"Nothing is published at s3://graph-unified/empty.*publish_uri"):
+        QueryEngine.open(f"s3://{BUCKET}/empty", environ=environ)
+
+    uri = f"s3://{BUCKET}/damaged"
+    mirror(HomeLayout.at(own_home), _generation(own_home), _files(uri, environ))
+    table = next(k for k in s3.keys(BUCKET, "damaged/generations/") if k.endswith("/tables/entities.parquet"))
+    boto = s3._client()  # the damage a lifecycle rule or a careless `aws s3 rm` would do
+    boto.delete_object(Bucket=BUCKET, Key=table)
+    with pytest.raises(IndexNotBuilt, match=rf"s3://{BUCKET}/{table} is missing.*publish --home {own_home}"):
+        load_snapshot(uri, environ=environ)
+
+
+def test_an_unreachable_endpoint_is_a_clear_error(environ: dict[str, str]) -> None:
+    closed = environ | {"AWS_ENDPOINT_URL": "http://127.0.0.1:9"}
+    with pytest.raises(
+        ObjectStoreError, match=r"Could not read s3://graph-unified/x/CURRENT \(endpoint http://127"
+    ):
+        load_snapshot(f"s3://{BUCKET}/x", environ=closed)
+
+
+def _command(module: str, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_ask_and_publish_from_the_command_line(
+    own_home: Path, environ: dict[str, str], s3: FakeS3Server
+) -> None:
+    uri = f"s3://{BUCKET}/cli"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | environ
+    published = _command("graphunified_assets", "publish", "--home", str(own_home), "--to", uri, env=env)
+    assert published.returncode == 0, published.stderr
+    report = json.loads(published.stdout)
+    assert report["uri"] == uri and report["uploaded_files"] > 0
+    asked = _command("graphunified_query", "ask", QUESTIONS[1], "--home", uri, "--json", env=env)
+    assert asked.returncode == 0, asked.stderr
+    assert "1931" in json.loads(asked.stdout)["answer"]
+    missing = _command("graphunified_query", "ask", "x", "--home", f"s3://{BUCKET}/none", env=env)
+    assert missing.returncode == 2 and "Nothing is published at" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    outputs = published.stdout + published.stderr + asked.stdout + asked.stderr
+    manifests = [s3.read(BUCKET, k) for k in s3.keys(BUCKET, "cli/") if k.endswith((".json", ".yaml"))]
+    assert SECRET_KEY not in outputs and all(SECRET_KEY.encode() not in m for m in manifests)
