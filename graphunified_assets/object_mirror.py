@@ -67,8 +67,9 @@ def mirror(layout: HomeLayout, generation: Generation, files: ObjectFiles) -> Mi
     number, uri = generation.number, files.store.uri
     local = _local_objects(layout, generation)
     previous_number, previous = _remote_current(files)
-    published_at = _local_manifest(generation)["published_at"]
-    if previous_number == number and previous.get("published_at") == published_at:
+    local_manifest = _local_manifest(generation)
+    origin = (local_manifest["published_at"], local_manifest.get("run_id"))
+    if previous_number == number and (previous.get("published_at"), previous.get("run_id")) == origin:
         return MirrorReport(number, uri, already_current=True, seconds=time.perf_counter() - started)
     known = {name: info["sha256"] for name, info in previous.get("objects", {}).items()}
     counts = {"uploaded_files": 0, "uploaded_bytes": 0, "copied_files": 0, "copied_bytes": 0}
@@ -90,7 +91,7 @@ def mirror(layout: HomeLayout, generation: Generation, files: ObjectFiles) -> Mi
         added, size = _sync_lance_table(layout.lancedb / f"{table}.lance", files, table)
         lance_files, lance_bytes = lance_files + added, lance_bytes + size
     _check_lance_versions(layout, generation, files)
-    manifest = _local_manifest(generation) | {
+    manifest = local_manifest | {
         "objects": objects,
         "published_from": str(layout.home),
         "mirrored_at": datetime.now(UTC).isoformat(timespec="seconds"),
