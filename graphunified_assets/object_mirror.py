@@ -3,15 +3,20 @@
 The remote layout is described in `graphunified_query.remote_generation`. The order of writes
 is what keeps readers safe: every object of the generation first, then its manifest, then
 ``CURRENT`` in one PUT. A mirror that dies half-way leaves ``CURRENT`` on the previous
-generation, and the next mirror starts that generation again from scratch.
+generation, and the next mirror starts that generation again; mirroring the generation that is
+already current repairs it (re-uploads missing objects) without touching what readers load.
+
+One home owns a prefix: its id is written to ``WRITER`` by the first mirror, and a mirror from
+another home (or from this home after its generations were wiped, so numbers restarted) is
+refused. Lance names version files by number, so two writers would overwrite each other's.
 
 Two things keep a mirror cheap after the first one:
 
 * a generation file whose sha256 the previous remote generation already lists is copied
   server-side from it (its bytes never leave the store);
 * LanceDB tables are mirrored once, not per generation. Lance never rewrites a data file or a
-  version manifest, so only files missing remotely are uploaded, and each generation opens
-  the version its manifest records (the same versions the local generations read).
+  version manifest, so only files missing remotely are uploaded (data before manifests), and
+  each generation opens the version its manifest records.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -27,14 +33,15 @@ from typing import Any
 
 import lancedb
 
-from graphunified_query.aliases import ALIASES_FILE
 from graphunified_query.layout import HomeLayout
 from graphunified_query.object_store import ObjectFiles, ObjectStoreError
 from graphunified_query.publication import Generation, published_lance_versions
 from graphunified_query.remote_generation import GENERATIONS, LANCEDB, MANIFEST, POINTER
-from graphunified_query.settings import SETTINGS_FILE_NAME
 
-_MUTABLE_LANCE_FILES = ("_latest.manifest",)  # rewritten in place by Lance: always re-uploaded
+WRITER = "WRITER"
+HOME_ID_FILE = "home.id"
+# Rewritten in place by Lance: always re-uploaded, and last, after what they point to.
+_MUTABLE_LANCE_FILES = ("_latest.manifest", "latest_version_hint.json")
 
 
 @dataclass(frozen=True)
@@ -49,7 +56,7 @@ class MirrorReport:
     lance_bytes: int = 0
     pruned_generations: tuple[int, ...] = ()
     lance_files_deleted: int = 0  # remote LanceDB files of versions neither kept generation reads
-    already_current: bool = False
+    already_current: bool = False  # this generation was CURRENT already: only repaired
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -65,25 +72,29 @@ def mirror(layout: HomeLayout, generation: Generation, files: ObjectFiles) -> Mi
             f"`python -m graphunified_assets index --home {layout.home}`."
         )
     number, uri = generation.number, files.store.uri
-    local = _local_objects(layout, generation)
+    _claim(layout, files)
     previous_number, previous = _remote_current(files)
     local_manifest = _local_manifest(generation)
-    origin = (local_manifest["published_at"], local_manifest.get("run_id"))
-    if previous_number == number and (previous.get("published_at"), previous.get("run_id")) == origin:
-        return MirrorReport(number, uri, already_current=True, seconds=time.perf_counter() - started)
+    same = previous_number == number and _origin(previous) == _origin(local_manifest)
+    if previous_number is not None and not same and previous_number >= number:
+        raise ObjectStoreError(
+            f"{uri} already serves generation {previous_number}, not older than this home's {number} "
+            "(a newer mirror finished first, or this home's generations were rebuilt from scratch); "
+            "nothing was changed. Publish to a new prefix, or delete the prefix to start it again."
+        )
+    objects = {name: _describe(generation.root / name) for name in sorted(generation.files)}
+    present = files.sizes(GENERATIONS, str(number)) if same else {}
     known = {name: info["sha256"] for name, info in previous.get("objects", {}).items()}
     counts = {"uploaded_files": 0, "uploaded_bytes": 0, "copied_files": 0, "copied_bytes": 0}
-    objects: dict[str, dict[str, Any]] = {}
-    for name, path in sorted(local.items()):
-        info = _describe(path)
-        objects[name] = info
-        reusable = previous_number not in (None, number) and known.get(name) == info["sha256"]
-        if reusable:
+    for name, info in objects.items():
+        if present.get(name) == info["bytes"]:
+            continue  # repairing the current generation: this object is there already
+        if not same and previous_number is not None and known.get(name) == info["sha256"]:
             files.copy((GENERATIONS, str(previous_number), name), (GENERATIONS, str(number), name))
             counts["copied_files"] += 1
             counts["copied_bytes"] += info["bytes"]
         else:
-            files.upload(path, GENERATIONS, str(number), name)
+            files.upload(generation.root / name, GENERATIONS, str(number), name)
             counts["uploaded_files"] += 1
             counts["uploaded_bytes"] += info["bytes"]
     lance_files, lance_bytes = 0, 0
@@ -91,16 +102,22 @@ def mirror(layout: HomeLayout, generation: Generation, files: ObjectFiles) -> Mi
         added, size = _sync_lance_table(layout.lancedb / f"{table}.lance", files, table)
         lance_files, lance_bytes = lance_files + added, lance_bytes + size
     _check_lance_versions(layout, generation, files)
-    manifest = local_manifest | {
-        "objects": objects,
-        "published_from": str(layout.home),
-        "mirrored_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    files.write_text(json.dumps(manifest, indent=2, sort_keys=True), GENERATIONS, str(number), MANIFEST)
-    files.write_text(f"{number}\n", POINTER)  # the switch remote readers see
-    pruned = _prune(files, keep={number, previous_number})
-    in_use = _versions_in_use(generation.lance_versions, previous.get("lance_versions", {}))
-    released = _drop_released_lance_files(layout, files, in_use)
+    if not same:
+        manifest = local_manifest | {
+            "objects": objects,
+            "published_from": str(layout.home),
+            "mirrored_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        files.write_text(json.dumps(manifest, indent=2, sort_keys=True), GENERATIONS, str(number), MANIFEST)
+        _switch(files, number, previous_number)
+    kept = {number} | ({previous_number} if previous_number is not None and not same else set())
+    if same:
+        kept |= _older_generation_kept(files, number)
+    pruned = _prune(files, keep=kept)
+    in_use = _versions_in_use(
+        generation.lance_versions, *(_lance_versions(files, n) for n in kept - {number})
+    )
+    deleted = _drop_released_lance_files(layout, files, in_use)
     return MirrorReport(
         number,
         uri,
@@ -108,20 +125,55 @@ def mirror(layout: HomeLayout, generation: Generation, files: ObjectFiles) -> Mi
         lance_files=lance_files,
         lance_bytes=lance_bytes,
         pruned_generations=pruned,
-        lance_files_deleted=released,
+        lance_files_deleted=deleted,
+        already_current=same,
         seconds=time.perf_counter() - started,
     )
 
 
-def _local_objects(layout: HomeLayout, generation: Generation) -> dict[str, Path]:
-    """The generation's files plus what a remote reader needs beside them (settings, aliases)."""
-    assert generation.root is not None
-    objects = {name: generation.root / name for name in generation.files}
-    extras = {
-        SETTINGS_FILE_NAME: layout.home / SETTINGS_FILE_NAME,
-        f"tables/{ALIASES_FILE}": layout.tables / ALIASES_FILE,
-    }
-    return objects | {name: path for name, path in extras.items() if path.is_file()}
+def _claim(layout: HomeLayout, files: ObjectFiles) -> None:
+    """Make sure the prefix belongs to this home (claiming it if it is empty)."""
+    home_id = _home_id(layout)
+    writer = files.read_json(WRITER)
+    if writer is None:
+        if files.read_text(POINTER) is not None:
+            raise ObjectStoreError(
+                f"{files.store.uri} holds generations of an unknown writer (no {WRITER}); "
+                "publish to a new prefix, or delete this one to start it again."
+            )
+        files.write_text(json.dumps({"home_id": home_id, "home": str(layout.home)}), WRITER)
+    elif writer.get("home_id") != home_id:
+        raise ObjectStoreError(
+            f"{files.store.uri} is published by another home ({writer.get('home', '?')}, id "
+            f"{writer.get('home_id', '?')}); two homes would overwrite each other's LanceDB versions. "
+            "Publish to a new prefix, or delete this one to move it to this home."
+        )
+
+
+def _home_id(layout: HomeLayout) -> str:
+    """A random id made once per home (its generations' numbering starts with it)."""
+    path = layout.home / HOME_ID_FILE
+    if not path.exists() or not path.read_text(encoding="utf-8").strip():
+        staging = path.with_name(f".{HOME_ID_FILE}.tmp")
+        staging.write_text(uuid.uuid4().hex, encoding="utf-8")
+        staging.replace(path)
+    return path.read_text(encoding="utf-8").strip()
+
+
+def _origin(manifest: Mapping[str, Any]) -> tuple[Any, Any]:
+    return manifest.get("published_at"), manifest.get("run_id")
+
+
+def _switch(files: ObjectFiles, number: int, expected: int | None) -> None:
+    """Point readers at ``number``, unless another mirror moved ``CURRENT`` on meanwhile (S3 has
+    no compare-and-swap; this narrows the race to the moment between the read and the PUT)."""
+    now, _ = _remote_current(files)
+    if now != expected:
+        raise ObjectStoreError(
+            f"{files.store.uri}: {POINTER} moved from {expected} to {now} during this mirror; "
+            f"generation {number} was uploaded but not switched in. Run `publish` again."
+        )
+    files.write_text(f"{number}\n", POINTER)
 
 
 def _local_manifest(generation: Generation) -> dict[str, Any]:
@@ -154,17 +206,27 @@ def _remote_current(files: ObjectFiles) -> tuple[int | None, dict[str, Any]]:
 
 def _sync_lance_table(folder: Path, files: ObjectFiles, table: str) -> tuple[int, int]:
     remote = files.sizes(LANCEDB, f"{table}.lance")
+    local = [p for p in folder.rglob("*") if p.is_file() and not _is_temporary(p.relative_to(folder))]
     added, size = 0, 0
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        name = path.relative_to(folder).as_posix()
-        if any(part.startswith(".") for part in path.relative_to(folder).parts):
-            continue  # Lance's temporary files
-        stat_size = path.stat().st_size
+    for path in sorted(local, key=lambda p: _upload_order(p.relative_to(folder))):
+        name, stat_size = path.relative_to(folder).as_posix(), path.stat().st_size
         if remote.get(name) == stat_size and path.name not in _MUTABLE_LANCE_FILES:
             continue
         files.upload(path, LANCEDB, f"{table}.lance", name)
         added, size = added + 1, size + stat_size
     return added, size
+
+
+def _is_temporary(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
+
+
+def _upload_order(relative: Path) -> tuple[int, str]:
+    """Data, deletion and index files first, version manifests after them, mutable hints last:
+    a remote reader never finds a manifest whose files are not there yet."""
+    if relative.name in _MUTABLE_LANCE_FILES:
+        return 2, relative.as_posix()
+    return (1 if relative.parts[0] == "_versions" else 0), relative.as_posix()
 
 
 def _check_lance_versions(layout: HomeLayout, generation: Generation, files: ObjectFiles) -> None:
@@ -192,13 +254,30 @@ def _remote_db(files: ObjectFiles) -> Any:
     return lancedb.connect(files.store.url(LANCEDB), storage_options=files.store.lance_options())
 
 
+def _lance_versions(files: ObjectFiles, number: int) -> Mapping[str, Any]:
+    return (files.read_json(GENERATIONS, str(number), MANIFEST) or {}).get("lance_versions", {})
+
+
+def _older_generation_kept(files: ObjectFiles, number: int) -> set[int]:
+    """When repairing ``CURRENT``: the one older generation that stays (readers may be on it)."""
+    listed = {name.split("/", 1)[0] for name in files.sizes(GENERATIONS)}
+    older = [int(n) for n in listed if n.isdigit() and int(n) < number]
+    return {max(older)} if older else set()
+
+
 def _drop_released_lance_files(layout: HomeLayout, files: ObjectFiles, in_use: dict[str, set[int]]) -> int:
     """Delete remote LanceDB files the local tables no longer have (their versions were released
-    by `published_snapshot`), but only when every version the two kept remote generations read
-    is still kept locally: Lance keeps all files of a kept version, so none of theirs can go."""
+    by `published_snapshot`), but only when every version the kept remote generations read is
+    still protected and present locally: Lance keeps all files of a kept version, so none of
+    theirs can go."""
     kept_locally = published_lance_versions(layout)
     if any(not versions <= kept_locally.get(table, set()) for table, versions in in_use.items()):
         return 0  # e.g. an earlier mirror was skipped: the remote may need files the home dropped
+    local = lancedb.connect(str(layout.lancedb))
+    for table, versions in in_use.items():
+        present = {int(v["version"]) for v in local.open_table(table).list_versions()}
+        if not versions <= present:
+            return 0  # a version in use is gone locally: the home needs a rebuild, keep the bucket
     deleted = 0
     for table in sorted(in_use):
         folder = layout.lancedb / f"{table}.lance"
@@ -217,7 +296,7 @@ def _versions_in_use(*generations: Mapping[str, Any]) -> dict[str, set[int]]:
     return in_use
 
 
-def _prune(files: ObjectFiles, *, keep: set[int | None]) -> tuple[int, ...]:
+def _prune(files: ObjectFiles, *, keep: set[int]) -> tuple[int, ...]:
     """Keep the new generation and the one readers may still be opening (as `publication.KEEP`)."""
     listed = {name.split("/", 1)[0] for name in files.sizes(GENERATIONS)}
     stale = tuple(sorted(int(n) for n in listed if n.isdigit() and int(n) not in keep))

@@ -47,7 +47,12 @@ class ObjectStore:
         return cls(
             bucket=bucket,
             prefix=prefix.strip("/"),
-            region=storage.region,
+            # An explicit storage.region wins; else the AWS SDKs' own variables, then the default.
+            region=(
+                storage.region
+                if "region" in storage.model_fields_set
+                else environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or storage.region
+            ),
             endpoint_url=storage.endpoint_url or environ.get("AWS_ENDPOINT_URL") or None,
             credentials=tuple((name, environ[name]) for name in _CREDENTIAL_VARIABLES if environ.get(name)),
         )
@@ -193,6 +198,7 @@ class ObjectFiles:
     def _error(self, action: str, key: str, error: OSError) -> ObjectStoreError:
         endpoint = self.store.endpoint_url or "AWS"
         return ObjectStoreError(
-            f"Could not {action} {SCHEME}{key} (endpoint {endpoint}): {error}. Check storage.endpoint_url, "
-            "storage.region and the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY variables."
+            f"Could not {action} {SCHEME}{key} (endpoint {endpoint}, region {self.store.region}): {error}. "
+            "Check the endpoint (storage.endpoint_url or AWS_ENDPOINT_URL), the region (storage.region "
+            "or AWS_REGION) and the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY variables."
         )

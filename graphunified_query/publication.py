@@ -23,12 +23,17 @@ from typing import Any
 import lancedb
 import pyarrow as pa
 
+from graphunified_query.aliases import ALIASES_FILE
+from graphunified_query.lance_versions import tag_generation, untag_generations
 from graphunified_query.layout import HomeLayout, refresh_command
 from graphunified_query.parquet_store import StoreError, read_table
+from graphunified_query.settings import SETTINGS_FILE_NAME
 
 POINTER = "CURRENT"
 MANIFEST = "manifest.json"
 KEEP = 2
+# Published with the generation so a remote reader gets the settings and aliases it was built with.
+FROZEN_WITH_GENERATION = (SETTINGS_FILE_NAME, f"tables/{ALIASES_FILE}")
 _STAGING_PREFIX = ".staging-"
 
 
@@ -131,6 +136,10 @@ def publish(layout: HomeLayout, lance_versions: dict[str, int], *, run_id: str =
     staging = layout.published / f"{_STAGING_PREFIX}{number}"
     _link_files(layout.tables, staging / "tables", lambda p: p.is_file() and p.suffix == ".parquet")
     _link_tree(layout.indexes, staging / "indexes")
+    for name in FROZEN_WITH_GENERATION:  # copied, not linked: an editor may rewrite them in place
+        if (layout.home / name).is_file():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(layout.home / name, staging / name)
     files = sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file())
     manifest = {
         "files": files,
@@ -140,10 +149,13 @@ def publish(layout: HomeLayout, lance_versions: dict[str, int], *, run_id: str =
         "lance_versions": lance_versions,
     }
     _write_durable(staging / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
+    db = lancedb.connect(str(layout.lancedb))
+    tag_generation(db, number, lance_versions)  # before readers can see it: cleanup never touches these
     root = layout.published / str(number)
     os.replace(staging, root)
     _write_durable(layout.published / POINTER, f"{number}\n")  # the switch readers see
-    _prune(layout, keep_from=number - KEEP + 1)
+    pruned = _prune(layout, keep_from=number - KEEP + 1)
+    untag_generations(db, pruned, lance_versions)
     return Generation(layout, number, root, dict(lance_versions), tuple(files))
 
 
@@ -205,7 +217,8 @@ def _write_durable(path: Path, text: str) -> None:
     os.replace(staging, path)
 
 
-def _prune(layout: HomeLayout, *, keep_from: int) -> None:
-    for number in _generations(layout):
-        if number < keep_from:
-            shutil.rmtree(layout.published / str(number), ignore_errors=True)
+def _prune(layout: HomeLayout, *, keep_from: int) -> list[int]:
+    pruned = [number for number in _generations(layout) if number < keep_from]
+    for number in pruned:
+        shutil.rmtree(layout.published / str(number), ignore_errors=True)
+    return pruned

@@ -39,7 +39,7 @@ GENERATIONS = "generations"
 LANCEDB = "lancedb"
 CACHE_ENV = "GRAPHUNIFIED_CACHE_DIR"
 _KEEP_LOCAL = 2
-_DOWNLOADED = ("indexes/", "settings.yaml", "tables/document_aliases.json")
+_DOWNLOADED = ("indexes/", "settings.yaml", "tables/document_aliases.json")  # prefixes of names
 
 
 class NothingPublished(StoreError):
@@ -144,16 +144,26 @@ def _download(files: ObjectFiles, number: int, manifest: dict[str, Any], root: P
         return target
     staging = folders / f".staging-{number}-{digest}-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
-    for name in manifest.get("objects", {}):
-        if name.startswith(_DOWNLOADED) or name in _DOWNLOADED:
-            files.download(staging / name, GENERATIONS, str(number), name)
-    staging.mkdir(parents=True, exist_ok=True)
     try:
+        for name, info in manifest.get("objects", {}).items():
+            if name.startswith(_DOWNLOADED):
+                files.download(staging / name, GENERATIONS, str(number), name)
+                _verify(staging / name, info, files.store.url(GENERATIONS, str(number), name))
+        staging.mkdir(parents=True, exist_ok=True)
         os.replace(staging, target)
-    except OSError:  # another reader finished the same download first
+    except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        if not target.is_dir():  # unless another reader finished the same download first
+            raise
     _prune(folders, keep=target.name)
     return target
+
+
+def _verify(path: Path, info: Mapping[str, Any], url: str) -> None:
+    """A downloaded object must be the one the manifest lists (a partial or replaced object is not)."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != info.get("sha256"):
+        raise StoreError(f"{url} does not match its manifest (sha256 {digest[:12]}…); publish it again.")
 
 
 def _prune(folders: Path, *, keep: str) -> None:

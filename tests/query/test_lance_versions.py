@@ -12,7 +12,7 @@ import lancedb
 import pyarrow as pa
 import pytest
 
-from graphunified_query.lance_versions import release_unused_versions
+from graphunified_query.lance_versions import release_unused_versions, tag_generation, untag_generations
 from tests.fakes.s3_server import FakeS3Server
 
 BUCKET = "versions"
@@ -70,3 +70,21 @@ def test_a_table_whose_version_in_use_is_gone_is_left_alone(connect: Callable[[]
         time.sleep(STEP)
     assert release_unused_versions(db, {"vectors": {2, 9}}, margin=timedelta(0)) == {}
     assert [v["version"] for v in connect().open_table("vectors").list_versions()] == [1, 2]
+
+
+def test_a_tagged_version_survives_a_cutoff_that_a_clock_error_moved_past_it(
+    connect: Callable[[], Any],
+) -> None:
+    db = connect()
+    for count in range(1, 4):
+        db.create_table("vectors", data=_rows(count), mode="overwrite")
+        time.sleep(STEP)
+    tag_generation(db, 7, {"vectors": 2})
+    tag_generation(db, 8, {"vectors": 3})
+    # A negative margin stands for compaction time or a clock step: Lance's cutoff passes version 2.
+    released = release_unused_versions(db, {"vectors": {2, 3}}, margin=timedelta(seconds=-STEP / 2))
+    assert "vectors" not in released  # Lance refused to remove a tagged version: nothing removed
+    assert connect().open_table("vectors", version=2).count_rows() == 2
+
+    untag_generations(db, [7], ["vectors"])  # generation 7 pruned: its version may go now
+    assert release_unused_versions(db, {"vectors": {3}}, margin=timedelta(seconds=STEP / 2)) == {"vectors": 2}

@@ -111,7 +111,7 @@ def test_a_second_generation_copies_unchanged_files_in_the_store_and_prunes_old_
     assert second.generation == first.generation + 1
     assert second.uploaded_files == 0  # every file's sha256 matched: copied server-side
     assert second.copied_files == first.uploaded_files and second.copied_bytes == first.uploaded_bytes
-    assert second.lance_files == 0  # the LanceDB mirror already had every file
+    assert second.lance_bytes < 4096  # only the new generation tags and version hints: no data file
 
     third = mirror(layout, _republish(own_home), files)
     assert third.pruned_generations == (first.generation,)
@@ -181,6 +181,47 @@ def test_the_reader_names_what_is_missing_and_how_to_publish_it(
     with pytest.raises(IndexNotBuilt, match=rf"s3://{BUCKET}/{table} is missing.*publish --home {own_home}"):
         load_snapshot(uri, environ=environ)
 
+    # The hint works: mirroring the current generation again re-uploads what is missing only.
+    repaired = mirror(HomeLayout.at(own_home), _generation(own_home), _files(uri, environ))
+    assert repaired.already_current and repaired.uploaded_files == 1 and repaired.copied_files == 0
+    assert load_snapshot(uri, environ=environ).generation == repaired.generation
+
+
+def test_a_prefix_belongs_to_one_home_and_never_goes_back_a_generation(
+    own_home: Path, tmp_path: Path, environ: dict[str, str], s3: FakeS3Server
+) -> None:
+    uri, layout = f"s3://{BUCKET}/owned", HomeLayout.at(own_home)
+    files = _files(uri, environ)
+    first = mirror(layout, _generation(own_home), files)
+    other = tmp_path / "other-home"
+    shutil.copytree(own_home, other, ignore=shutil.ignore_patterns("home.id"))
+    with pytest.raises(ObjectStoreError, match=rf"published by another home \({own_home}"):
+        mirror(HomeLayout.at(other), _generation(other), files)
+
+    second = mirror(layout, _republish(own_home), files)
+    older = Generation(
+        layout,
+        first.generation,
+        layout.published / str(first.generation),
+        dict(_generation(own_home).lance_versions),
+        _generation(own_home).files,
+    )
+    with pytest.raises(ObjectStoreError, match=rf"already serves generation {second.generation}, not older"):
+        mirror(layout, older, files)
+    assert s3.read(BUCKET, "owned/CURRENT").decode().strip() == str(second.generation)
+    assert load_snapshot(uri, environ=environ).generation == second.generation
+
+
+def test_settings_are_published_as_they_were_when_the_generation_was_built(
+    own_home: Path, environ: dict[str, str], s3: FakeS3Server
+) -> None:
+    generation = _republish(own_home)
+    published_settings = (own_home / "settings.yaml").read_text()
+    (own_home / "settings.yaml").write_text(published_settings + "query:\n  top_k: 3\n")
+    mirror(HomeLayout.at(own_home), generation, _files(f"s3://{BUCKET}/frozen", environ))
+    remote = s3.read(BUCKET, f"frozen/generations/{generation.number}/settings.yaml").decode()
+    assert remote == published_settings
+
 
 def test_an_unreachable_endpoint_is_a_clear_error(environ: dict[str, str]) -> None:
     closed = environ | {"AWS_ENDPOINT_URL": "http://127.0.0.1:9"}
@@ -219,3 +260,14 @@ def test_ask_and_publish_from_the_command_line(
     outputs = published.stdout + published.stderr + asked.stdout + asked.stderr
     manifests = [s3.read(BUCKET, k) for k in s3.keys(BUCKET, "cli/") if k.endswith((".json", ".yaml"))]
     assert SECRET_KEY not in outputs and all(SECRET_KEY.encode() not in m for m in manifests)
+
+
+def test_the_region_comes_from_settings_then_the_aws_variables() -> None:
+    explicit = StorageSettings(region="eu-west-3")
+    assert ObjectStore.at("s3://b/p", explicit, {"AWS_REGION": "us-west-2"}).region == "eu-west-3"
+    assert ObjectStore.at("s3://b/p", StorageSettings(), {"AWS_REGION": "us-west-2"}).region == "us-west-2"
+    assert (
+        ObjectStore.at("s3://b/p", StorageSettings(), {"AWS_DEFAULT_REGION": "ap-south-1"}).region
+        == "ap-south-1"
+    )
+    assert ObjectStore.at("s3://b", StorageSettings(), {}).key("CURRENT") == "b/CURRENT"
