@@ -112,7 +112,8 @@ def _publish(resource: GraphUnifiedResource, to: str | None) -> int:
     """What the `remote_snapshot` asset does after each refresh, on demand (e.g. after an outage)."""
     import json
 
-    from graphunified_assets.home_lock import HomeLocked, home_lock
+    from graphunified_assets.home_lock import HomeLocked, home_lock, refuse_foreign_runs
+    from graphunified_assets.indexing import prepare_instance
     from graphunified_assets.object_mirror import mirror
     from graphunified_query.layout import refresh_command
     from graphunified_query.object_store import ObjectFiles, ObjectStore
@@ -126,6 +127,8 @@ def _publish(resource: GraphUnifiedResource, to: str | None) -> int:
         return 2
     try:
         with home_lock(layout, command=f"python -m graphunified_assets publish --home {layout.home}"):
+            # A refresh launched from the UI may publish and mirror meanwhile: wait for it instead.
+            refuse_foreign_runs(prepare_instance(resource), layout.home)
             generation = current(layout, rebuild_hint=refresh_command(layout.home))
             report = mirror(layout, generation, ObjectFiles(ObjectStore.at(uri, storage, os.environ)))
     except (StoreError, HomeLocked) as error:
