@@ -42,7 +42,7 @@ from graphunified_query.layout import HomeLayout  # noqa: E402
 from graphunified_query.object_store import ObjectFiles, ObjectStore  # noqa: E402
 from graphunified_query.publication import current, publish, published_lance_versions  # noqa: E402
 from graphunified_query.settings import StorageSettings  # noqa: E402
-from graphunified_query.snapshot import load_snapshot  # noqa: E402
+from graphunified_query.snapshot_loader import load_snapshot  # noqa: E402
 from tests.fakes.s3_server import FakeS3Server  # noqa: E402
 
 STRATEGIES = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")

@@ -30,7 +30,8 @@ from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResu
 from graphunified_query.retrieval import REGISTRY, Retriever, RetrieverContext
 from graphunified_query.router import Router
 from graphunified_query.settings import Settings, load_settings
-from graphunified_query.snapshot import Snapshot, load_snapshot
+from graphunified_query.snapshot import Snapshot
+from graphunified_query.snapshot_loader import load_snapshot
 
 # Importing the modules registers their strategies.
 from graphunified_query.retrieval import (  # noqa: F401  isort: skip

@@ -21,7 +21,8 @@ if str(ROOT) not in sys.path:
 
 from graphunified_query.layout import HomeLayout  # noqa: E402
 from graphunified_query.publication import current  # noqa: E402
-from graphunified_query.snapshot import StoreDamaged, load_snapshot  # noqa: E402
+from graphunified_query.snapshot import StoreDamaged  # noqa: E402
+from graphunified_query.snapshot_loader import load_snapshot  # noqa: E402
 from tests.reliability.harness import (  # noqa: E402
     gated_server,
     kill_after_answers,

@@ -40,6 +40,7 @@ import numpy as np
 from graphunified_query.compose.local_rerank import LocalReranker
 from graphunified_query.compose.rerank import Reranker, RerankOutcome, reranker_name, run_reranker
 from graphunified_query.indexes.dense import top_k as top_scores
+from graphunified_query.layout import build_command
 from graphunified_query.results import Retrieval
 from graphunified_query.retrieval.base import RetrieverBase, RetrieverContext, register
 from graphunified_query.retrieval.cache import RetrievalCache
@@ -47,7 +48,6 @@ from graphunified_query.retrieval.contexts import chunk_result
 from graphunified_query.retrieval.entity_linking import NameIndex
 from graphunified_query.retrieval.expansion import ChunkGraph, Reach, expand
 from graphunified_query.retrieval.hipporag import UNSPECIFIC_TYPES
-from graphunified_query.snapshot import build_command
 
 
 @dataclass(frozen=True)

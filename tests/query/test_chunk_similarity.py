@@ -19,7 +19,7 @@ from graphunified_query.indexes.chunk_similarity import (
 )
 from graphunified_query.indexes.manifest import read_manifest
 from graphunified_query.settings import GraphSettings
-from graphunified_query.snapshot import load_snapshot
+from graphunified_query.snapshot_loader import load_snapshot
 
 
 def _clustered(n: int, dimension: int, seed: int) -> np.ndarray:

@@ -25,7 +25,8 @@ from graphunified_query.layout import HomeLayout
 from graphunified_query.object_store import ObjectFiles, ObjectStore, ObjectStoreError
 from graphunified_query.publication import Generation, current, publish, published_lance_versions
 from graphunified_query.settings import StorageSettings
-from graphunified_query.snapshot import IndexNotBuilt, load_snapshot
+from graphunified_query.snapshot import IndexNotBuilt
+from graphunified_query.snapshot_loader import load_snapshot
 from tests.fakes.s3_server import SECRET_KEY, FakeS3Server
 
 BUCKET = "graph-unified"

@@ -15,7 +15,8 @@ from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query import cli as query_cli
 from graphunified_query.layout import HomeLayout, partition_file_stem
 from graphunified_query.publication import current
-from graphunified_query.snapshot import StoreDamaged, load_snapshot
+from graphunified_query.snapshot import StoreDamaged
+from graphunified_query.snapshot_loader import load_snapshot
 from tests.conftest import SAMPLE_DOCS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -1,0 +1,240 @@
+"""Loading a Snapshot from one published generation, in a home folder or in object storage.
+
+A missing or unreadable piece is a clear error naming the file and the command that rebuilds it;
+Lance reads lazily, so every table is read whole here rather than failing mid-query.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from graphunified_query.indexes import ivf
+from graphunified_query.indexes.bm25 import BM25Index
+from graphunified_query.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, SimilarityEdges
+from graphunified_query.indexes.dense import DenseIndex
+from graphunified_query.indexes.ivf import ivf_file
+from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.layout import HomeLayout, build_command, refresh_command
+from graphunified_query.object_store import is_object_store_uri
+from graphunified_query.parquet_store import StoreError
+from graphunified_query.publication import current
+from graphunified_query.snapshot import (
+    BM25_FOLDER,
+    CHUNK_VECTORS,
+    PPR_FILE,
+    VECTOR_TABLES,
+    IndexNotBuilt,
+    Snapshot,
+    StoreDamaged,
+    chunks_from_arrow,
+)
+from graphunified_query.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, FACTS, RELATIONSHIPS
+
+_T = TypeVar("_T")
+
+
+class PublishedFiles(Protocol):
+    """One generation's files, local (`publication.Generation`) or remote (`RemoteGeneration`)."""
+
+    number: int
+
+    @property
+    def published(self) -> bool: ...  # False: the live files of a home built before generations
+    @property
+    def local_home(self) -> Path: ...  # where aliases (and a remote generation's downloads) are
+    def describe(self) -> str: ...
+    def rebuild_hint(self) -> str: ...
+    def missing_files(self) -> list[str]: ...
+    def read_table(self, table: str, hint: str) -> pa.Table: ...
+    def index_path(self, name: str) -> Path: ...
+    def lance_connect(self) -> Any: ...
+    def lance_location(self, table: str) -> str: ...
+    def lance_exists(self, table: str) -> bool: ...
+    def lance_version(self, table: str) -> int | None: ...
+
+
+def load_snapshot(home: Path | str, *, environ: Mapping[str, str] | None = None) -> Snapshot:
+    """Load the latest published generation (or the live files of a home built before them).
+
+    ``home`` is a folder or an object-store location (``s3://bucket/prefix``; ``environ`` gives
+    its credentials). A rebuild publishing a newer generation may prune the one being read;
+    then the newer one is read instead, so a reader always gets one whole generation, old or new.
+    """
+    open_current = _opener(home, environ)
+    generation = open_current()
+    try:
+        return _load(generation)
+    except StoreError:
+        newer = open_current()
+        if newer.number == generation.number:
+            raise
+        return _load(newer)
+
+
+def _opener(home: Path | str, environ: Mapping[str, str] | None) -> Callable[[], PublishedFiles]:
+    if is_object_store_uri(home):
+        from graphunified_query.remote_generation import NothingPublished, open_current
+
+        def remote() -> PublishedFiles:
+            try:
+                return open_current(str(home), os.environ if environ is None else environ)
+            except NothingPublished as error:
+                raise IndexNotBuilt(str(error)) from None
+
+        return remote
+    layout = HomeLayout.at(home)
+
+    def local() -> PublishedFiles:
+        try:
+            return current(layout, rebuild_hint=refresh_command(layout.home))
+        except StoreError as error:
+            raise StoreDamaged(str(error)) from None
+
+    return local
+
+
+def _load(generation: PublishedFiles) -> Snapshot:
+    try:
+        return _read(generation)
+    except IndexNotBuilt:
+        raise
+    except StoreError as error:  # a table unreadable mid-load: say which and how to rebuild it
+        raise StoreDamaged(str(error)) from None
+
+
+def _read(generation: PublishedFiles) -> Snapshot:
+    hint = generation.rebuild_hint()
+    missing = generation.missing_files()
+    if missing:
+        raise StoreDamaged(f"{missing[0]} is missing ({generation.describe()}); rebuild it with `{hint}`.")
+    if not generation.lance_exists(CHUNK_VECTORS):
+        if not generation.published:
+            build = build_command(generation.local_home)
+            raise IndexNotBuilt(
+                f"No index in {generation.local_home}: {CHUNK_VECTORS} is missing. Build it with `{build}`."
+            )
+        raise StoreDamaged(
+            f"{generation.lance_location(CHUNK_VECTORS)} is missing ({generation.describe()} "
+            f"needs it); rebuild it with `{hint}`."
+        )
+    db = generation.lance_connect()
+    chunk_table = _open(db, CHUNK_VECTORS, generation, hint)
+    model = _single_model(chunk_table, CHUNK_VECTORS)
+    chunks = chunks_from_arrow(chunk_table)
+    tables: dict[str, tuple[tuple[dict[str, Any], ...], DenseIndex]] = {}
+    dimension = _matrix(chunk_table).shape[1]
+    for name, vector_table in VECTOR_TABLES.items():
+        rows = tuple(generation.read_table(name, hint).to_pylist())
+        vectors = _open(db, vector_table, generation, hint)
+        if vectors.num_rows and _single_model(vectors, vector_table) != model:
+            raise StoreError(
+                f"{vector_table} was embedded with another model than {CHUNK_VECTORS} ({model}); "
+                f"rebuild with `{hint}`."
+            )
+        index = _aligned(rows, vectors, dimension, vector_table, hint)
+        lists_path = generation.index_path(ivf_file(vector_table))
+        lists = (
+            _index_file(lambda p=lists_path, ids=index.ids: ivf.load(p, ids), lists_path, hint)
+            if len(index)
+            else None
+        )
+        dense = (
+            DenseIndex.clustered(index.ids, index.matrix, lists)
+            if lists
+            else DenseIndex(index.ids, index.matrix)
+        )
+        tables[name] = (rows, dense)
+    bm25 = _index_file(BM25Index.load, generation.index_path(BM25_FOLDER), hint)
+    graph = _index_file(PPRGraph.load, generation.index_path(PPR_FILE), hint)
+    chunk_similarity = _index_file(SimilarityEdges.load, generation.index_path(CHUNK_SIMILARITY_FILE), hint)
+    return Snapshot(
+        home=generation.local_home,
+        model=model,
+        chunks=chunks,
+        chunk_vectors=DenseIndex(chunks.ids, _matrix(chunk_table)),
+        entities=tables[ENTITIES][0],
+        entity_vectors=tables[ENTITIES][1],
+        relationships=tables[RELATIONSHIPS][0],
+        relationship_vectors=tables[RELATIONSHIPS][1],
+        facts=tables[FACTS][0],
+        fact_vectors=tables[FACTS][1],
+        reports=tables[COMMUNITY_REPORTS][0],
+        report_vectors=tables[COMMUNITY_REPORTS][1],
+        communities={
+            row["community"]: row
+            for row in generation.read_table(COMMUNITIES, hint)
+            .select(["community", "level", "entity_ids", "text_unit_ids"])
+            .to_pylist()
+        },
+        bm25=bm25,
+        graph=graph,
+        chunk_similarity=chunk_similarity,
+        generation=generation.number,
+    )
+
+
+def _index_file(load: Callable[[Path], _T], path: Path, hint: str) -> _T:
+    """A strategy index file, or an error naming it (the loaders raise whatever numpy/bm25s do)."""
+    try:
+        return load(path)
+    except Exception as error:  # any failure to parse a stored file means it is damaged
+        state = "missing" if not path.exists() else f"unreadable ({type(error).__name__}: {error})"
+        raise StoreDamaged(f"{path} is {state}; rebuild it with `{hint}`.") from None
+
+
+def _open(db: Any, name: str, generation: PublishedFiles, hint: str) -> pa.Table:
+    """A LanceDB table at the version the generation recorded (the latest for older homes).
+
+    Lance reads data files lazily, so the whole table is read here: a truncated or deleted
+    data file fails now, with the table named, not in the middle of a query.
+    """
+    version = generation.lance_version(name)
+    try:
+        table = db.open_table(name, version=version) if version is not None else db.open_table(name)
+        return table.to_arrow()
+    except Exception as error:  # lance raises several error types for damaged files
+        state = (
+            f"unreadable ({type(error).__name__}: {error})" if generation.lance_exists(name) else "missing"
+        )
+        at = f" at version {version}" if version is not None else ""
+        where = generation.lance_location(name)
+        raise StoreDamaged(f"{where}{at} is {state}; rebuild it with `{hint}`.") from None
+
+
+def _single_model(table: pa.Table, name: str) -> str:
+    models = set(table.column("model").to_pylist())
+    if len(models) > 1:
+        raise StoreError(f"{name} mixes embedding models {sorted(models)}; re-embed with one model.")
+    return next(iter(models), "")
+
+
+def _matrix(table: pa.Table) -> np.ndarray:
+    column = table.column("vector").combine_chunks()
+    dimension = column.type.list_size
+    return np.asarray(column.flatten().to_numpy(zero_copy_only=False), np.float32).reshape(-1, dimension)
+
+
+def _aligned(
+    rows: tuple[dict[str, Any], ...], vectors: pa.Table, dimension: int, name: str, hint: str
+) -> DenseIndex:
+    """The vectors in the table's row order; a count or id mismatch means a stale index."""
+    ids = tuple(r["id"] for r in rows)
+    if vectors.num_rows == 0:
+        if ids:
+            raise StoreError(f"{name} is empty but its table has {len(ids)} rows; rebuild with `{hint}`.")
+        return DenseIndex.empty(dimension)
+    matrix = _matrix(vectors)
+    position = {identifier: i for i, identifier in enumerate(vectors.column("id").to_pylist())}
+    missing = [i for i in ids if i not in position]
+    if missing or len(position) != len(set(ids)):
+        raise StoreError(
+            f"{name} does not match its table ({len(position)} vectors, {len(ids)} rows); "
+            f"rebuild with `{hint}`."
+        )
+    return DenseIndex(ids, matrix[[position[i] for i in ids]])
