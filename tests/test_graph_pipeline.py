@@ -17,7 +17,7 @@ from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.manifest import read_manifest
 from graphunified_query.indexes.ppr_graph import PPRGraph
 from graphunified_query.layout import HomeLayout
-from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
+from tests.fakes.anthropic_server import FakeAnthropicServer, cooccurrence_extraction, tool_use
 from tests.fakes.voyage_server import FakeVoyageServer
 
 # Which names each fake extraction finds, and which of them it relates pairwise.
@@ -30,27 +30,6 @@ NAMES = {
     "Whitlock Observatory": "ORGANIZATION",
     "Castle Hill": "LOCATION",
 }
-
-
-def _extraction(chunk: str) -> dict[str, Any]:
-    names = [n for n in NAMES if n in chunk]
-    return {
-        "entities": [
-            {"name": n, "type": NAMES[n], "description": f"{n} appears in the text."} for n in names
-        ],
-        "relationships": [
-            {
-                "source": a,
-                "target": b,
-                "type": "RELATED",
-                "description": f"{a} relates to {b}.",
-                "strength": 1,
-            }
-            for i, a in enumerate(names)
-            for b in names[i + 1 :]
-        ],
-        "facts": [],
-    }
 
 
 def _report(context: str) -> dict[str, Any]:
@@ -69,7 +48,7 @@ def _respond(body: dict[str, Any]) -> Any:
     content = body["messages"][0]["content"]
     if tool == "community_report":
         return tool_use(tool, _report(content))
-    return tool_use(tool, _extraction(content))
+    return tool_use(tool, cooccurrence_extraction(content, NAMES))
 
 
 @pytest.fixture

@@ -55,6 +55,29 @@ def text(value: str) -> Content:
     return [{"type": "text", "text": value}]
 
 
+def cooccurrence_extraction(chunk: str, names: Mapping[str, str]) -> dict[str, Any]:
+    """A `record_extraction` payload: every known name (→ type) in the chunk is an entity, and
+    every pair of them is related, as a plausible model answer the tests can predict."""
+    found = [n for n in names if n in chunk]
+    return {
+        "entities": [
+            {"name": n, "type": names[n], "description": f"{n} appears in the text."} for n in found
+        ],
+        "relationships": [
+            {
+                "source": a,
+                "target": b,
+                "type": "RELATED",
+                "description": f"{a} relates to {b}.",
+                "strength": 1,
+            }
+            for i, a in enumerate(found)
+            for b in found[i + 1 :]
+        ],
+        "facts": [],
+    }
+
+
 def error_body(status: int, message: str | None = None) -> dict[str, Any]:
     kind, default = _ERRORS.get(status, ("api_error", "Internal server error"))
     return {"type": "error", "error": {"type": kind, "message": message or default}}

@@ -26,7 +26,7 @@ import lancedb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
+from tests.fakes.anthropic_server import FakeAnthropicServer, cooccurrence_extraction, text, tool_use
 
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "test-key"
@@ -80,24 +80,7 @@ def respond(body: dict[str, Any]) -> Any:
         return tool_use(tool, report)
     if not tool:
         return text("A summary of the descriptions.")
-    names = [n for n in NAMES if n in content]
-    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
-    extraction = {
-        "entities": [
-            {"name": n, "type": NAMES[n], "description": f"{n} appears in the text."} for n in names
-        ],
-        "relationships": [
-            {
-                "source": a,
-                "target": b,
-                "type": "RELATED",
-                "description": f"{a} relates to {b}.",
-                "strength": 1,
-            }
-            for a, b in pairs
-        ],
-        "facts": [],
-    }
+    extraction = cooccurrence_extraction(content, NAMES)
     return tool_use(tool, extraction)
 
 
