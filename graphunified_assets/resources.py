@@ -9,21 +9,21 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
 from pydantic import PrivateAttr
 
 from graphunified_assets.lib.extraction.records import Extractor
-from graphunified_assets.lib.extraction.selection import (
-    OPENAI_COMPATIBLE,
-    extraction_provider,
-    make_extractor,
-    make_llm_client,
-)
+from graphunified_assets.lib.extraction.selection import make_extractor, make_llm
 from graphunified_assets.lib.reports.build import Reporter
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers import CachedEmbedder, EmbeddingCache, make_embedder
+from graphunified_query.providers.registry import ANTHROPIC_KEY, provider_name
 from graphunified_query.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from graphunified_query.providers.llm import LLM
 
 HOME_ENV = "GRAPHUNIFIED_HOME"
 INPUT_ENV = "GRAPHUNIFIED_INPUT"
@@ -63,46 +63,52 @@ class GraphUnifiedResource(dg.ConfigurableResource):
             self._embedder = CachedEmbedder(provider, EmbeddingCache(self.layout.embedding_cache))
         return self._embedder
 
+    def environ(self) -> dict[str, str]:
+        """The environment the providers see: the process's, with the resource's Anthropic key."""
+        environ = dict(os.environ)
+        environ.pop(ANTHROPIC_KEY, None)  # the resource decides, as its EnvVar says
+        if self.anthropic_api_key:
+            environ[ANTHROPIC_KEY] = self.anthropic_api_key
+        return environ
+
+    def llm_provider(self) -> str:
+        """The `llm.provider` this run resolves to ('offline' when no LLM is used)."""
+        return provider_name(self.settings, self.environ())
+
+    def llm(self) -> LLM | None:
+        """An LLM client (providers/registry.py decides which); None offline. Each call builds a
+        fresh client, so each asset's ledger (its metadata) counts only its own calls."""
+        return make_llm(self.settings, llm_cache=self.layout.llm_cache, environ=self.environ())
+
     def uses_claude(self) -> bool:
-        return extraction_provider(self.settings, self.anthropic_api_key) == "anthropic"
+        return self.llm_provider() == "anthropic"
 
     def summarizer(self) -> Callable[[str, list[str]], str] | None:
         """LLM description summaries when an LLM is configured; None means extractive."""
-        client = make_llm_client(
-            self.settings, anthropic_api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
-        )
-        if client is None:
+        llm = self.llm()
+        if llm is None:
             return None
-        from graphunified_assets.lib.extraction.claude_summarizer import ClaudeSummarizer
+        from graphunified_assets.lib.extraction.llm_summarizer import LLMSummarizer
 
-        return ClaudeSummarizer(client)
+        return LLMSummarizer(llm)
 
     def reporter(self) -> Reporter | None:
         """The LLM community reporter when an LLM is configured and `llm.llm_reports` is on; None
         means extractive reports."""
-        if not self.settings.llm.llm_reports:
+        if not self.settings.llm.llm_reports or (llm := self.llm()) is None:
             return None
-        client = make_llm_client(
-            self.settings, anthropic_api_key=self.anthropic_api_key, llm_cache=self.layout.llm_cache
-        )
-        if client is None:
-            return None
-        if self.settings.llm.provider == OPENAI_COMPATIBLE:
-            from graphunified_assets.lib.reports.openai_reporter import OpenAICompatibleReporter
+        from graphunified_assets.lib.reports.llm_reporter import LLMReporter
 
-            return OpenAICompatibleReporter(client)
-        from graphunified_assets.lib.reports.claude_reporter import ClaudeReporter
-
-        return ClaudeReporter(client)
+        return LLMReporter(llm)
 
     def extractor(self) -> Extractor:
-        """The configured extractor: Claude (or an OpenAI-compatible server) behind its LLM cache,
-        or the offline spaCy default behind the content-addressed extraction cache."""
+        """The configured extractor: the LLM extractor behind the LLM cache, or the offline spaCy
+        default behind the content-addressed extraction cache."""
         return make_extractor(
             self.settings,
-            anthropic_api_key=self.anthropic_api_key,
             llm_cache=self.layout.llm_cache,
             extraction_cache=self.layout.extraction_cache,
+            llm=self.llm(),
         )
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from graphunified_assets.lib.extraction.gold import DEFAULT_GOLD, GoldLabelError
 from graphunified_assets.lib.extraction.selection import ExtractorConfigurationError
 from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.providers.claude import LLMError
+from graphunified_query.providers.llm_client import LLMError
+from graphunified_query.providers.registry import provider_names
 
 COMMANDS = ("tune", "extraction-report")
 
@@ -21,8 +22,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
     )
     tune.add_argument("--input", help="corpus folder to sample (default: settings.storage.input_dir)")
     tune.add_argument("--home", default="data")
-    tune.add_argument("--provider", choices=("offline", "anthropic"), help="default: Claude with a key")
-    tune.add_argument("--sample", type=int, default=12, help="chunks shown to Claude (offline reads >= 300)")
+    tune.add_argument("--provider", choices=provider_names()[1:], help="default: llm.provider of the home")
+    tune.add_argument("--sample", type=int, default=12, help="chunks shown to the LLM (offline reads >= 300)")
     tune.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="labelled fixture for F1 before/after")
     tune.add_argument("--no-eval", action="store_true", help="skip the before/after F1 on the gold fixture")
     report = commands.add_parser(
@@ -30,13 +31,13 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
     )
     report.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="folder with labels.yaml and docs/")
     report.add_argument("--home", default="data", help="settings (and tuned prompts) of this home are used")
-    report.add_argument("--provider", choices=("offline", "anthropic"), help="default: Claude with a key")
+    report.add_argument("--provider", choices=provider_names()[1:], help="default: llm.provider of the home")
     report.add_argument("--json", action="store_true")
 
 
 def run(args: argparse.Namespace, resource: GraphUnifiedResource) -> int:
-    from graphunified_assets.lib.tuning.claude_tuner import TuningError
-    from graphunified_assets.lib.tuning.command import run_extraction_report, run_tune
+    from graphunified_assets.lib.tuning.llm_tuner import TuningError
+    from graphunified_assets.tuning_command import run_extraction_report, run_tune
 
     try:
         if args.command == "tune":
@@ -57,6 +58,6 @@ def reextract_changed(resource: GraphUnifiedResource, echo: Callable[[str], None
     """Before `index`: tuned extraction settings mark every indexed document for re-extraction."""
     from graphunified_assets.lib.tuning.reextract import reextract_if_settings_changed
 
-    touched = reextract_if_settings_changed(resource.layout, resource.settings, resource.anthropic_api_key)
+    touched = reextract_if_settings_changed(resource.layout, resource.settings, resource.llm_provider())
     if touched:
         echo(f"extraction settings changed: {touched} indexed documents will be re-extracted")

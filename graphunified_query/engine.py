@@ -12,18 +12,18 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphunified_query.aliases import read_aliases, with_aliases
 from graphunified_query.compose.factory import BUILDERS, build
 from graphunified_query.context.options import split_params, with_overrides
 from graphunified_query.context.pipeline import ContextPipeline
-from graphunified_query.generation import ClaudeGenerator, ExtractiveGenerator, Generator
-from graphunified_query.generation.select import claude_configured
+from graphunified_query.generation import Generator, generator_for
 from graphunified_query.layout import HomeLayout
 from graphunified_query.object_store import is_object_store_uri
 from graphunified_query.providers.cost import Usage
 from graphunified_query.providers.embedding import Embedder, check_same_model, make_embedder
+from graphunified_query.providers.registry import resolve_llm
 from graphunified_query.query_input import check_question, check_top_k
 from graphunified_query.remote_generation import cache_root
 from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
@@ -32,6 +32,9 @@ from graphunified_query.router import Router
 from graphunified_query.settings import Settings, load_settings
 from graphunified_query.snapshot import Snapshot
 from graphunified_query.snapshot_loader import load_snapshot
+
+if TYPE_CHECKING:
+    from graphunified_query.providers.llm import LLM
 
 # Importing the modules registers their strategies.
 from graphunified_query.retrieval import (  # noqa: F401  isort: skip
@@ -83,7 +86,7 @@ class QueryEngine:
         embedder: Embedder,
         *,
         generator: Generator | None = None,
-        llm: Any = None,
+        llm: LLM | None = None,
         router: Router | None = None,
     ) -> None:
         check_same_model(snapshot.model, embedder.model_name)
@@ -91,8 +94,8 @@ class QueryEngine:
         self.settings = settings
         self.embedder = embedder
         self.llm = llm
-        # One decision for the whole query path: with a Claude client, Claude maps and answers.
-        self.generator = generator or _generator(llm, settings, embedder)
+        # One decision for the whole query path: with an LLM, the LLM maps and answers.
+        self.generator = generator or generator_for(llm, settings, embedder)
         self.router = router or Router()
         self._context = RetrieverContext(snapshot, embedder, settings, llm)
         self.context_pipeline = ContextPipeline(snapshot)
@@ -115,7 +118,8 @@ class QueryEngine:
             settings = load_settings(layout.home, environ=environ)
             snapshot = load_snapshot(layout.home)
         embedder = make_embedder(settings.embedding, environ)
-        return cls(snapshot, settings, embedder, llm=_claude(settings, layout, environ))
+        llm = resolve_llm(settings, cache=layout.llm_cache, environ=environ)
+        return cls(snapshot, settings, embedder, llm=llm)
 
     @property
     def strategies(self) -> tuple[str, ...]:
@@ -186,6 +190,9 @@ class QueryEngine:
             + usage.cache_write_tokens,
             "cost_usd": round(retrieval.cost_usd + (answer.cost_usd if answer else 0.0), 6),
             "llm_calls": retrieval.llm_calls + (answer.llm_calls if answer else 0),
+            # An answer from the LLM cache costs nothing now; what it cost when first asked:
+            "cached": bool(answer and answer.cached),
+            "cached_tokens": _total_tokens(answer.cached_usage) if answer else 0,
             "context_count": len(retrieval.results),
             "supported": answer.supported if answer else None,
             "context_pipeline": prepared.metadata(),
@@ -198,33 +205,6 @@ class QueryEngine:
             contexts=with_aliases(answer.contexts if answer else prepared.results, self.aliases),
             metadata=metadata,
         )
-
-
-def _generator(llm: Any, settings: Settings, embedder: Embedder) -> Generator:
-    """The answer generator for the engine's LLM client; named after the provider behind it."""
-    if llm is None:
-        return ExtractiveGenerator(embedder, settings.query)
-    if settings.llm.provider == "openai_compatible":
-        from graphunified_query.generation.openai_generator import OpenAICompatibleGenerator
-
-        return OpenAICompatibleGenerator(llm, settings.query)
-    return ClaudeGenerator(llm, settings.query)
-
-
-def _claude(settings: Settings, layout: HomeLayout, environ: Mapping[str, str]) -> Any:
-    """A Claude client when the settings and environment ask for one, the OpenAI-compatible client
-    for llm.provider 'openai_compatible'; None means offline."""
-    if settings.llm.provider == "openai_compatible":
-        from graphunified_query.generation.openai_generator import openai_client
-
-        return openai_client(settings, llm_cache=layout.llm_cache, environ=environ)
-    if not claude_configured(settings, environ):
-        return None
-    key = environ.get("ANTHROPIC_API_KEY", "").strip()
-    from graphunified_query.providers.claude import ClaudeClient
-    from graphunified_query.providers.llm_cache import LLMCache
-
-    return ClaudeClient(settings.llm, settings.prices, api_key=key or None, cache=LLMCache(layout.llm_cache))
 
 
 def _total_tokens(usage: Usage) -> int:

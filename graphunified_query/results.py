@@ -74,3 +74,5 @@ class GeneratedAnswer:
     llm_calls: int = 0
     cost_usd: float = 0.0
     supported: bool = True  # False when the contexts did not support an answer
+    cached: bool = False  # served from the LLM cache: this call cost nothing
+    cached_usage: Usage = field(default_factory=Usage)  # what the original (cached) call cost

@@ -63,10 +63,11 @@ class EmbeddingSettings(_Section):
 
 
 class LLMSettings(_Section):
-    provider: Literal["auto", "offline", "anthropic", "openai_compatible"] = Field(
+    provider: str = Field(
         "auto",
         description="'auto' uses Claude when ANTHROPIC_API_KEY is set, else the embedded defaults; "
-        "'openai_compatible' uses the server at llm.openai_base_url (Ollama, vLLM, llama.cpp).",
+        "'offline', 'anthropic', 'openai_compatible' (the server at llm.openai_base_url: Ollama, "
+        "vLLM, llama.cpp), or any provider registered in providers/registry.py.",
     )
     model: str = Field(
         "claude-sonnet-4-5", description="Model name as the provider knows it ('llama3.1:8b' for Ollama)."
@@ -77,16 +78,21 @@ class LLMSettings(_Section):
         description="OpenAI-compatible endpoint up to /v1, e.g. http://127.0.0.1:11434/v1 (Ollama); "
         "a key, if the server needs one, comes from OPENAI_API_KEY.",
     )
-    openai_structured_output: Literal["auto", "tools", "json"] = Field(
+    openai_structured_output: Literal["auto", "tools", "json", "json_schema"] = Field(
         "auto",
         description="How structured output is asked of an OpenAI-compatible server: function calling "
-        "('tools'), JSON mode with the schema in the prompt ('json'), or tools falling back to JSON "
-        "mode when the server refuses them ('auto').",
+        "('tools'), JSON mode with the schema in the prompt ('json'), response_format json_schema "
+        "(grammar-constrained decoding: llama.cpp server, vLLM, Ollama >= 0.5; 'json_schema'), or "
+        "tools falling back to JSON mode when the server refuses them ('auto').",
     )
     llm_reports: bool = Field(
         True, description="Write community reports with the LLM; false: extractive reports, no report calls."
     )
-    max_tokens: int = Field(4096, ge=256, description="Longest reply of one extraction or report call.")
+    max_tokens: int = Field(
+        4096,
+        ge=16,
+        description="Longest reply of one extraction or report call (small for tiny local models).",
+    )
     max_gleanings: int = Field(
         1, ge=0, le=5, description="Extra 'what was missed?' extraction turns per chunk (GraphRAG gleaning)."
     )
@@ -106,12 +112,22 @@ class LLMSettings(_Section):
 
     @model_validator(mode="after")
     def _openai_endpoint(self) -> LLMSettings:
+        if self.provider != "auto":  # the default needs no registry (imported late: it is a provider)
+            from graphunified_query.providers.registry import provider_names
+
+            self._known_provider(provider_names())
         if self.provider == "openai_compatible" and not self.openai_base_url:
             raise ValueError(
                 "llm.provider 'openai_compatible' needs llm.openai_base_url, e.g. "
                 "http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8000/v1 (vLLM, llama.cpp server)"
             )
         return self
+
+    def _known_provider(self, names: tuple[str, ...]) -> None:
+        if self.provider not in names:
+            raise ValueError(
+                f"llm.provider {self.provider!r} is not a known provider; use one of {', '.join(names)}"
+            )
 
 
 class ModelPrice(_Section):

@@ -80,7 +80,7 @@ def test_adding_a_document_regenerates_only_the_reports_it_touched(
     layout = HomeLayout.at(home)
     first = pq.read_table(layout.table_path("community_reports")).to_pylist()
     assert first and len(_report_calls(claude)) == len(first)
-    assert all(r["generator"] == "claude:claude-sonnet-4-5" for r in first)
+    assert all(r["generator"] == "anthropic:claude-sonnet-4-5" for r in first)
 
     (input_dir / "observatory.md").write_text(
         "# Whitlock Observatory\n\nAda Whitlock founded the Whitlock Observatory on Castle Hill.\n"

@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphunified_assets.lib.extraction.claude_extractor import TOOL_NAME as EXTRACT_TOOL
+from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME as EXTRACT_TOOL
 from graphunified_assets.lib.extraction.tuned_prompts import load_prompts
-from graphunified_assets.lib.tuning.claude_tuner import TOOL_NAME
-from graphunified_assets.lib.tuning.command import run_tune
+from graphunified_assets.lib.tuning.llm_tuner import TOOL_NAME
 from graphunified_assets.lib.tuning.reextract import reextract_if_settings_changed
 from graphunified_assets.lib.tuning.sampling import farthest_point_order
 from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_assets.tuning_command import run_tune
 from graphunified_query.settings import load_settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
 
@@ -119,7 +119,7 @@ def test_tuned_prompts_reextract_and_unchanged_settings_do_not(home: Path, input
             fresh = GraphUnifiedResource(
                 home=str(home), input_dir=str(input_dir), anthropic_api_key="test-key"
             )
-            touched = reextract_if_settings_changed(fresh.layout, fresh.settings, "test-key")
+            touched = reextract_if_settings_changed(fresh.layout, fresh.settings, "anthropic")
             index(fresh, echo=lambda _: None)
             return touched
 

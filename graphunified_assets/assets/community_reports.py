@@ -5,7 +5,7 @@ import lancedb
 import pyarrow.compute as pc
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
-from graphunified_assets.lib.failure_metadata import failure_metadata
+from graphunified_assets.failure_metadata import failure_metadata
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.lib.reports.build import build_reports
 from graphunified_assets.lib.reports.extractive import ExtractiveReporter

@@ -7,8 +7,8 @@ import dagster as dg
 import numpy as np
 import pyarrow as pa
 
+from graphunified_assets.failure_metadata import failure_metadata, record_failures
 from graphunified_assets.io_manager import without_partitions
-from graphunified_assets.lib.failure_metadata import failure_metadata, record_failures
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource

@@ -5,11 +5,11 @@ import time
 import dagster as dg
 import pyarrow as pa
 
+from graphunified_assets.failure_metadata import failure_metadata, record_failures
 from graphunified_assets.io_manager import without_partitions
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, document_failures
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
-from graphunified_assets.lib.failure_metadata import failure_metadata, record_failures
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.observability import llm_usage, stage_timing
 from graphunified_assets.partitions import per_document_asset
@@ -38,7 +38,7 @@ def extractions(
         for chunk_id, section, text in zip(ids, sections, raw, strict=True)
     ]
     started = time.perf_counter()
-    # Claude reports each chunk's failure instead of raising, so one bad call fails one document.
+    # The LLM extractor reports each chunk's failure instead of raising: one bad call fails one document.
     extract_each = getattr(extractor, "extract_each", extractor.extract)
     try:
         outcomes = extract_each(texts)
@@ -62,6 +62,9 @@ def extractions(
             "relationships": sum(len(r.relationships) for r in results),
             "facts": sum(len(r.facts) for r in results),
             "dropped_records": sum(r.dropped_records for r in results),
+            # The LLM's salvage: malformed JSON repaired in place, and repair turns sent back.
+            "repaired_outputs": int(sum(r.extra.get("repaired_outputs", 0) for r in results)),
+            "repair_turns": int(sum(r.extra.get("repair_turns", 0) for r in results)),
             "chunks_per_second": round(len(results) / seconds, 1) if seconds else 0.0,
             # Offline results found by content (the LLM extractors count theirs in llm_usage).
             "extraction_cache_hits": getattr(extractor, "hits", 0),

@@ -20,7 +20,7 @@ The pieces:
   unavailable), then a ``bfs``/``dfs`` walk scoring ``seed_score * decay**depth``.
 - `HybridCombiner`: two retrievers as one: ``concat``, ``rerank``, ``weighted`` or ``expand``.
 - `RerankingRetriever`: over-retrieve, rescore with a `Reranker`, threshold, keep ``top_k``:
-  `LocalReranker` (free, offline), `ClaudeReranker`, `VoyageReranker` (imported on first use:
+  `LocalReranker` (free, offline), `LLMReranker`, `VoyageReranker` (imported on first use:
   the Voyage SDK is slow to import).
 - `build(name, context, **params)`: ``vector``, ``vector_mmr``, ``graph_bfs``, ``graph_dfs``.
 - ``compose.langchain.as_langchain(retriever)``: any of them as a LangChain retriever.
@@ -42,15 +42,15 @@ from graphunified_query.compose.rerank import Reranker, RerankError, RerankingRe
 from graphunified_query.compose.vector import VectorRetriever
 
 if TYPE_CHECKING:
-    from graphunified_query.compose.claude_rerank import ClaudeReranker
+    from graphunified_query.compose.llm_rerank import LLMReranker
     from graphunified_query.compose.voyage_rerank import VoyageReranker
 
 __all__ = [
     "BUILDERS",
-    "ClaudeReranker",
     "ComposableRetriever",
     "GraphRetriever",
     "HybridCombiner",
+    "LLMReranker",
     "LocalReranker",
     "RerankError",
     "RerankOutcome",
@@ -61,7 +61,7 @@ __all__ = [
     "build",
 ]
 _LAZY = {
-    "ClaudeReranker": "graphunified_query.compose.claude_rerank",
+    "LLMReranker": "graphunified_query.compose.llm_rerank",
     "VoyageReranker": "graphunified_query.compose.voyage_rerank",
 }
 

@@ -6,7 +6,7 @@ over_retrieve_multiplier`` candidates, rescores them, drops those below ``score_
 keeps the best ``top_k``. Rerankers, all scoring in [0, 1] so thresholds carry over:
 
 - `LocalReranker` (`local_rerank`): local embedding cosine blended with query-term coverage; free.
-- `ClaudeReranker` (`claude_rerank`): Claude grades every passage 0-10 in one call.
+- `LLMReranker` (`llm_rerank`): the configured LLM grades every passage 0-10 in one call.
 - `VoyageReranker` (`voyage_rerank`): Voyage's hosted rerank model.
 """
 

@@ -71,7 +71,8 @@ def run_eval(options: EvalOptions) -> dict[str, Any]:
     engine = QueryEngine.open(home)
     if options.judge and (engine.llm is None or not options.generate):
         raise ValueError(
-            "--judge compares generated answers with Claude: add --generate and set ANTHROPIC_API_KEY"
+            "--judge compares generated answers with the configured LLM: add --generate and set "
+            "llm.provider (or ANTHROPIC_API_KEY)"
         )
     runs = run_questions(
         engine,

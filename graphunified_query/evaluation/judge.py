@@ -11,7 +11,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.providers.llm import LLM
 
 CRITERIA = ("comprehensiveness", "diversity", "empowerment", "overall")
 _PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "judge_pairwise.md"
@@ -27,7 +27,7 @@ _TOOL = {
 
 
 class PairwiseJudge:
-    def __init__(self, client: ClaudeClient) -> None:
+    def __init__(self, client: LLM) -> None:
         self.client = client
         self.calls = 0
         self._system = [

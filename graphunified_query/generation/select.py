@@ -1,4 +1,4 @@
-"""Which generator answers: Claude when it is configured, else the offline extractive one."""
+"""Which generator answers: the configured LLM (providers/registry.py), else the offline extractive one."""
 
 from __future__ import annotations
 
@@ -6,22 +6,17 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from graphunified_query.generation.claude_generator import ClaudeGenerator
 from graphunified_query.generation.extractive import ExtractiveGenerator
-from graphunified_query.generation.openai_generator import (
-    OpenAICompatibleGenerator,
-    openai_client,
-    openai_configured,
-)
+from graphunified_query.generation.llm_generator import LLMGenerator
 from graphunified_query.providers.embedding import Embedder
+from graphunified_query.providers.registry import OFFLINE, provider_name, resolve_llm
 from graphunified_query.results import GeneratedAnswer, RetrievalResult
 from graphunified_query.settings import Settings
 
 if TYPE_CHECKING:
-    from graphunified_query.providers.claude import ClaudeClient
+    from graphunified_query.providers.llm import LLM
 
-API_KEY_VARIABLE = "ANTHROPIC_API_KEY"  # same name as providers.claude, without importing the SDK
-ClientFactory = Callable[[Settings], "ClaudeClient"]
+ClientFactory = Callable[[Settings], "LLM"]
 
 
 class Generator(Protocol):
@@ -30,11 +25,11 @@ class Generator(Protocol):
         ...
 
 
-def claude_configured(settings: Settings, environ: Mapping[str, str] = os.environ) -> bool:
-    """The one rule for the query side: Claude when asked for, or on 'auto' with a key."""
-    if settings.llm.provider == "auto":
-        return bool(environ.get(API_KEY_VARIABLE, "").strip())
-    return settings.llm.provider == "anthropic"
+def generator_for(llm: LLM | None, settings: Settings, embedder: Embedder) -> Generator:
+    """The answer generator for a run's LLM; None means offline (extractive answers)."""
+    if llm is None:
+        return ExtractiveGenerator(embedder, settings.query)
+    return LLMGenerator(llm, settings.query)
 
 
 def make_generator(
@@ -44,21 +39,11 @@ def make_generator(
     client_factory: ClientFactory | None = None,
     environ: Mapping[str, str] = os.environ,
 ) -> Generator:
-    """Claude for llm.provider 'anthropic', or 'auto' with ANTHROPIC_API_KEY set; the model behind
-    llm.openai_base_url for 'openai_compatible'; else extractive."""
-    if openai_configured(settings):
-        client = (
-            client_factory(settings)
-            if client_factory
-            else openai_client(settings, llm_cache=None, environ=environ)
+    """The generator `llm.provider` asks for (no LLM cache); ``client_factory`` replaces the
+    registry's client for tests, when a provider is configured."""
+    llm: LLM | None = None
+    if provider_name(settings, environ) != OFFLINE:
+        llm = (
+            client_factory(settings) if client_factory else resolve_llm(settings, cache=None, environ=environ)
         )
-        return OpenAICompatibleGenerator(client, settings.query)  # type: ignore[arg-type]  # same interface
-    if not claude_configured(settings, environ):
-        return ExtractiveGenerator(embedder, settings.query)
-    return ClaudeGenerator((client_factory or _default_client)(settings), settings.query)
-
-
-def _default_client(settings: Settings) -> ClaudeClient:
-    from graphunified_query.providers.claude import ClaudeClient  # the SDK is slow to import
-
-    return ClaudeClient.from_settings(settings)
+    return generator_for(llm, settings, embedder)

@@ -42,6 +42,11 @@ class ClaudeResponse(ContentResponse):
 
 
 class ClaudeClient(CachedLLMClient[ClaudeResponse]):
+    """Structured output through tool use; static instructions carry `cache_control` (prompt
+    caching); `llm.use_batches` sends `create_each` as one Message Batch."""
+
+    provider_name = "anthropic"
+
     def __init__(
         self,
         settings: LLMSettings,
@@ -81,6 +86,17 @@ class ClaudeClient(CachedLLMClient[ClaudeResponse]):
     ) -> ClaudeClient:
         """The client a run uses: `llm` settings, `prices`, the key from the environment."""
         return cls(settings.llm, settings.prices, api_key=api_key, cache=cache)
+
+    @property
+    def supports_batches(self) -> bool:  # type: ignore[override]  # a setting, not a class constant
+        return self.settings.use_batches
+
+    def create_each(self, requests: list[dict[str, Any]]) -> list[ClaudeResponse | Exception]:
+        if not self.supports_batches:
+            return super().create_each(requests)
+        from graphunified_query.providers.claude_batches import create_batched
+
+        return create_batched(self, requests)  # type: ignore[return-value]  # store() makes ClaudeResponses
 
     @property
     def raw(self) -> anthropic.Anthropic:
@@ -131,3 +147,11 @@ class ClaudeClient(CachedLLMClient[ClaudeResponse]):
                 )
                 time.sleep(delay)
         raise AssertionError("unreachable")
+
+
+def build(settings: Settings, *, cache: LLMCache | None, environ: Mapping[str, str]) -> ClaudeClient:
+    """The registry's factory (providers/registry.py): the key from ANTHROPIC_API_KEY in ``environ``."""
+    key = environ.get(API_KEY_VARIABLE, "").strip()
+    if not key:
+        raise LLMError(f"llm.provider is 'anthropic' but {API_KEY_VARIABLE} is not set; export it.")
+    return ClaudeClient(settings.llm, settings.prices, api_key=key, cache=cache)

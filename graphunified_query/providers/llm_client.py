@@ -2,13 +2,15 @@
 
 `ClaudeClient` and `OpenAICompatibleClient` take the same Anthropic-style requests and hand back
 the same content blocks; they differ only in how a request is sent (SDK, retries, wire format)
-and what a cache entry holds, which is what a `CachedLLMClient` subclass implements.
+and what a cache entry holds, which is what a `CachedLLMClient` subclass implements. Together they
+implement the `LLM` protocol (llm.py) every role is written against.
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -55,6 +57,9 @@ class CachedLLMClient(ABC, Generic[R]):
     # The request's "provider" field, so no cache key matches another provider's. None leaves it
     # out, which keeps the keys of entries cached before a second provider existed (Claude's).
     provider_field: ClassVar[str | None] = None
+    provider_name: ClassVar[str] = "llm"  # the llm.provider value; the first half of `label`
+    supports_batches: ClassVar[bool] = False
+    repair_budget: ClassVar[int] = 1  # repair turns for a structured answer that fails validation
 
     def __init__(
         self,
@@ -74,6 +79,23 @@ class CachedLLMClient(ABC, Generic[R]):
             requests_per_minute=settings.requests_per_minute, tokens_per_minute=settings.tokens_per_minute
         )
 
+    @property
+    def label(self) -> str:
+        return f"{self.provider_name}:{self.settings.model}"
+
+    def create_each(self, requests: list[dict[str, Any]]) -> list[R | Exception]:
+        """Each request's response, or the `LLMError` that ended it after its retries, in request
+        order; up to `llm.concurrency` in parallel. One request failing never stops the others; a
+        `BudgetExceeded` stops them all (the run's limit, not one request's fault)."""
+        with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
+            return list(pool.map(self._create_or_error, requests))
+
+    def _create_or_error(self, kwargs: dict[str, Any]) -> R | Exception:
+        try:
+            return self.create(**kwargs)
+        except LLMError as error:
+            return error
+
     def full_request(
         self,
         *,
@@ -83,6 +105,7 @@ class CachedLLMClient(ABC, Generic[R]):
         tool_choice: dict[str, Any] | None = None,
         max_tokens: int | None = None,
         temperature: float | None = 0.0,
+        model: str | None = None,
     ) -> dict[str, Any]:
         """The logical request (a Messages API body), also what the cache key is computed from.
 
@@ -90,7 +113,7 @@ class CachedLLMClient(ABC, Generic[R]):
         """
         request: dict[str, Any] = {"provider": self.provider_field} if self.provider_field else {}
         request |= {
-            "model": self.settings.model,
+            "model": model or self.settings.model,
             "max_tokens": max_tokens or self.settings.max_tokens,
             "system": system,
             "messages": messages,
@@ -122,6 +145,7 @@ class CachedLLMClient(ABC, Generic[R]):
         tool_choice: dict[str, Any] | None = None,
         max_tokens: int | None = None,
         temperature: float | None = 0.0,
+        model: str | None = None,
     ) -> R:
         """One call: from the cache, else within budget and rate limits, with retries."""
         request = self.full_request(
@@ -131,6 +155,7 @@ class CachedLLMClient(ABC, Generic[R]):
             tool_choice=tool_choice,
             max_tokens=max_tokens,
             temperature=temperature,
+            model=model,
         )
         if (hit := self._lookup(request)) is not None:
             return hit

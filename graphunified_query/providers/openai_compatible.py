@@ -57,6 +57,8 @@ class OpenAICompatibleClient(CachedLLMClient[LLMResponse]):
     """
 
     provider_field = PROVIDER
+    provider_name = PROVIDER
+    repair_budget = 2  # small local models often need a second look at their own JSON
 
     def __init__(
         self,
@@ -83,7 +85,8 @@ class OpenAICompatibleClient(CachedLLMClient[LLMResponse]):
         )
         api_key = api_key or os.environ.get(API_KEY_VARIABLE) or ""
         self._secret = api_key  # only to scrub it from error messages
-        self._mode: Mode = "json" if settings.openai_structured_output == "json" else "tools"
+        structured = settings.openai_structured_output
+        self._mode: Mode = structured if structured in ("json", "json_schema") else "tools"
         self._mode_lock = threading.Lock()
         self._client = openai.OpenAI(
             api_key=api_key or NO_KEY,
@@ -214,3 +217,11 @@ def _is_retryable(error: openai.APIError) -> bool:
     if error.status_code == 429:
         return getattr(error, "code", None) not in _QUOTA_CODES
     return error.status_code >= 500
+
+
+def build(
+    settings: Settings, *, cache: LLMCache | None, environ: Mapping[str, str]
+) -> OpenAICompatibleClient:
+    """The registry's factory (providers/registry.py): the key (optional) from OPENAI_API_KEY."""
+    key = environ.get(API_KEY_VARIABLE, "").strip() or None
+    return OpenAICompatibleClient(settings.llm, settings.prices, api_key=key, cache=cache)

@@ -7,7 +7,9 @@ body, in one of two modes, and the reply back into content blocks:
 
 * tools: OpenAI function calling (`tools` + `tool_choice`);
 * json: no tools on the wire (servers without tool support); the tool's schema goes into the
-  system prompt, `response_format` asks for a JSON object, and the reply's text becomes the call.
+  system prompt, `response_format` asks for a JSON object, and the reply's text becomes the call;
+* json_schema: as json, but `response_format` carries the tool's schema itself, which servers
+  with grammar-constrained decoding (llama.cpp server, vLLM, Ollama) enforce token by token.
 
 Model output is untrusted: arguments that are not valid JSON are repaired (fences, trailing
 commas, a reply cut off by the token limit keeps its complete elements); what cannot be repaired
@@ -20,9 +22,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from graphunified_query.compose.json_repair import loads_lenient
+from graphunified_query.providers.json_repair import loads_lenient
 
-Mode = Literal["tools", "json"]
+Mode = Literal["tools", "json", "json_schema"]
 Blocks = list[dict[str, Any]]
 # OpenAI finish reasons in the Anthropic stop-reason vocabulary the callers know.
 _STOP_REASONS = {
@@ -53,11 +55,12 @@ def chat_request(
 ) -> dict[str, Any]:
     """The chat-completions body for an Anthropic-style request."""
     system_text = _text_of(system)
-    if tools and mode == "json":
-        system_text = f"{system_text}\n\n{_json_instructions(tools, tool_choice)}".strip()
+    if tools and mode != "tools":
+        instructions = _json_instructions(tools, tool_choice, with_schema=mode == "json")
+        system_text = f"{system_text}\n\n{instructions}".strip()
     wire: list[dict[str, Any]] = [{"role": "system", "content": system_text}] if system_text else []
     for message in messages:
-        wire.extend(_chat_messages(message, json_mode=mode == "json"))
+        wire.extend(_chat_messages(message, json_mode=mode != "tools"))
     body: dict[str, Any] = {"model": model, "messages": wire, "max_tokens": max_tokens}
     if temperature is not None:
         body["temperature"] = temperature
@@ -65,6 +68,8 @@ def chat_request(
         body["tools"] = [_function(tool) for tool in tools]
         if tool_choice:
             body["tool_choice"] = _tool_choice(tool_choice)
+    elif tools and mode == "json_schema":
+        body["response_format"] = _json_schema_format(tools, tool_choice)
     elif tools:
         body["response_format"] = {"type": "json_object"}
     return body
@@ -153,14 +158,26 @@ def _tool_choice(choice: dict[str, Any]) -> Any:
     return {"any": "required", "none": "none"}.get(str(kind), "auto")
 
 
-def _json_instructions(tools: Blocks, tool_choice: dict[str, Any] | None) -> str:
+def _json_schema_format(tools: Blocks, tool_choice: dict[str, Any] | None) -> dict[str, Any]:
     name = _forced_tool(tools, tool_choice) or tools[0]["name"]
     tool = next((t for t in tools if t["name"] == name), tools[0])
-    schema = json.dumps(tool.get("input_schema", {}), ensure_ascii=False)
-    return (
+    schema = tool.get("input_schema", {"type": "object"})
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+
+
+def _json_instructions(tools: Blocks, tool_choice: dict[str, Any] | None, *, with_schema: bool) -> str:
+    """What to reply; the schema is spelled out only when the server does not enforce it (a
+    json_schema server constrains decoding to it, so the prompt stays short for small models)."""
+    name = _forced_tool(tools, tool_choice) or tools[0]["name"]
+    tool = next((t for t in tools if t["name"] == name), tools[0])
+    ask = (
         f"Reply with exactly one JSON object and nothing else: the arguments of `{name}` "
-        f"({tool.get('description', '')}). It must match this JSON schema:\n{schema}"
+        f"({tool.get('description', '')})."
     )
+    if not with_schema:
+        return ask
+    schema = json.dumps(tool.get("input_schema", {}), ensure_ascii=False)
+    return f"{ask} It must match this JSON schema:\n{schema}"
 
 
 def _chat_messages(message: dict[str, Any], *, json_mode: bool) -> Blocks:

@@ -9,8 +9,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from graphunified_query.providers.claude import ClaudeClient
 from graphunified_query.providers.embedding import Embedder
+from graphunified_query.providers.llm import LLM
 from graphunified_query.results import Retrieval
 from graphunified_query.settings import Settings
 from graphunified_query.snapshot import Snapshot
@@ -18,12 +18,12 @@ from graphunified_query.snapshot import Snapshot
 
 @dataclass(frozen=True)
 class RetrieverContext:
-    """What a retriever may use: the loaded index, the query embedder, Claude when configured."""
+    """What a retriever may use: the loaded index, the query embedder, the LLM when configured."""
 
     snapshot: Snapshot
     embedder: Embedder
     settings: Settings
-    llm: ClaudeClient | None = None
+    llm: LLM | None = None
 
     def embed_query(self, query: str) -> np.ndarray:
         return self.embedder.embed([query], kind="query")[0]

@@ -1,6 +1,6 @@
 """The map step of global search: one community report → the points in it that answer the query.
 
-With Claude, each selected report is one parallel call returning scored points (GraphRAG's map);
+With an LLM, each selected report is one parallel call returning scored points (GraphRAG's map);
 offline, the report's summary and findings are ranked by similarity to the query. Points scored 0
 ("no relevant information") are dropped; the answer generator is the reduce step.
 """
@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from graphunified_query.providers.claude import ClaudeClient
 from graphunified_query.providers.embedding import Embedder
+from graphunified_query.providers.llm import LLM
 
 _PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 _TOOL = {
@@ -51,8 +51,8 @@ class Mapper(Protocol):
     def map(self, query: str, reports: list[Mapping[str, Any]]) -> list[list[Point]]: ...
 
 
-class ClaudeMapper:
-    def __init__(self, client: ClaudeClient, *, concurrency: int = 4, max_tokens: int = 1000) -> None:
+class LLMMapper:
+    def __init__(self, client: LLM, *, concurrency: int = 4, max_tokens: int = 1000) -> None:
         self.client = client
         self.concurrency = concurrency
         self.max_tokens = max_tokens

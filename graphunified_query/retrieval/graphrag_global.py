@@ -3,7 +3,7 @@
 Reports are selected dynamically: the ``top_k_communities`` most similar to the query, minus any
 whose similarity falls below ``relative_cutoff`` of the best (GraphRAG's dynamic selection idea:
 do not pay to map irrelevant communities). Each selected report is mapped to its relevant points
-(parallel Claude calls, or an extractive ranking offline); points become the contexts, and the
+(parallel LLM calls, or an extractive ranking offline); points become the contexts, and the
 answer generator performs the reduce.
 """
 
@@ -17,7 +17,7 @@ from graphunified_query.indexes.dense import top_k as top_scores
 from graphunified_query.providers.cost import Usage
 from graphunified_query.results import Retrieval, RetrievalResult
 from graphunified_query.retrieval.base import RetrieverBase, RetrieverContext, register
-from graphunified_query.retrieval.global_map import ClaudeMapper, ExtractiveMapper, Mapper
+from graphunified_query.retrieval.global_map import ExtractiveMapper, LLMMapper, Mapper
 
 
 @register("graphrag_global")
@@ -102,13 +102,15 @@ class GraphRAGGlobalRetriever(RetrieverBase):
                 "communities_considered": len(ranked),
                 "communities_mapped": len(selected),
                 "selection": selection,
-                "map": "claude" if isinstance(mapper, ClaudeMapper) else "extractive",
+                "map": self.context.llm.label
+                if isinstance(mapper, LLMMapper) and self.context.llm
+                else "extractive",
             },
         )
 
     def _mapper(self) -> Mapper:
         if self.context.llm is not None:
-            return ClaudeMapper(self.context.llm, concurrency=self.context.settings.query.map_concurrency)
+            return LLMMapper(self.context.llm, concurrency=self.context.settings.query.map_concurrency)
         if self._extractive is None:
             self._extractive = ExtractiveMapper(self.context.embedder)  # keeps its point vectors
         return self._extractive

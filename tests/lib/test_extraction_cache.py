@@ -67,9 +67,7 @@ def test_other_settings_or_code_miss_the_cache(tmp_path: Path) -> None:
 
 def test_the_key_follows_the_extraction_settings(tmp_path: Path) -> None:
     def key(settings: Settings) -> str:
-        extractor = make_extractor(
-            settings, anthropic_api_key=None, llm_cache=tmp_path / "llm", extraction_cache=tmp_path / "x"
-        )
+        extractor = make_extractor(settings, llm_cache=tmp_path / "llm", extraction_cache=tmp_path / "x")
         assert isinstance(extractor, CachedExtractor)
         return extractor._key(MILL)
 
@@ -78,7 +76,7 @@ def test_the_key_follows_the_extraction_settings(tmp_path: Path) -> None:
         {"llm": {"provider": "offline"}, "extraction": {"concept_heads": ["mill"]}}
     )
     assert key(base) == key(base) != key(tuned)
-    uncached = make_extractor(base, anthropic_api_key=None, llm_cache=tmp_path / "llm")
+    uncached = make_extractor(base, llm_cache=tmp_path / "llm")
     assert isinstance(uncached, OfflineExtractor)  # evaluation extracts afresh
 
 

@@ -146,8 +146,8 @@ def test_label_mistakes_name_the_document_and_field(tmp_path: Path) -> None:
 
 
 def test_recorded_claude_responses_through_the_real_extractor(tmp_path: Path) -> None:
-    from graphunified_assets.lib.extraction.claude_extractor import ClaudeExtractor
     from graphunified_assets.lib.extraction.evaluate import evaluate_extractor
+    from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
     from graphunified_assets.lib.extraction.replay import recorded_responder
     from graphunified_query.providers.claude import ClaudeClient
     from graphunified_query.providers.llm_cache import LLMCache
@@ -159,7 +159,7 @@ def test_recorded_claude_responses_through_the_real_extractor(tmp_path: Path) ->
         client = ClaudeClient(
             llm, Settings().prices, api_key="test-key", cache=LLMCache(tmp_path / "c.sqlite")
         )
-        report = evaluate_extractor(ClaudeExtractor(client, entity_types=Settings().extraction.entity_types))
+        report = evaluate_extractor(LLMExtractor(client, entity_types=Settings().extraction.entity_types))
     assert len(server.requests) == 16  # 8 documents, one gleaning turn each
     assert _counts(report.entities) == (90, 4, 1)  # recorded mistakes: wrong type, generic concepts
     assert _counts(report.relationships) == (81, 4, 6)

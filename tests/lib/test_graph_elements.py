@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from graphunified_assets.lib.extraction.claude_summarizer import ClaudeSummarizer
+from graphunified_assets.lib.extraction.llm_summarizer import LLMSummarizer
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.graph_elements import build_graph_elements
 from graphunified_query.providers.claude import ClaudeClient
@@ -149,7 +149,7 @@ def test_extractive_summaries_embed_all_their_sentences_in_one_batch() -> None:
 def test_claude_summarizer_over_the_wire(tmp_path: Path) -> None:
     with FakeAnthropicServer(lambda _: text("Hale Mill is a wool mill in Millbrook.")) as server:
         client = ClaudeClient(LLMSettings(base_url=server.base_url), Settings().prices, api_key="test-key")
-        summary = ClaudeSummarizer(client)("Hale Mill", ["A wool mill.", "It stands in Millbrook."])
+        summary = LLMSummarizer(client)("Hale Mill", ["A wool mill.", "It stands in Millbrook."])
     assert summary == "Hale Mill is a wool mill in Millbrook."
     prompt = server.bodies[0]["messages"][0]["content"]
     assert '"Hale Mill"' in prompt and "- A wool mill." in prompt and "- It stands in Millbrook." in prompt

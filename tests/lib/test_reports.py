@@ -9,9 +9,9 @@ import pyarrow as pa
 import pytest
 
 from graphunified_assets.lib.reports.build import FALLBACK_SUFFIX, build_reports
-from graphunified_assets.lib.reports.claude_reporter import ClaudeReporter, ReportError
 from graphunified_assets.lib.reports.context import community_context
 from graphunified_assets.lib.reports.extractive import ExtractiveReporter
+from graphunified_assets.lib.reports.llm_reporter import LLMReporter, ReportError
 from graphunified_query.providers.claude import ClaudeClient
 from graphunified_query.settings import LLMSettings, Settings
 from graphunified_query.tables import (
@@ -185,7 +185,7 @@ def test_claude_report_is_validated_and_sent_with_a_cached_prompt(claude: FakeAn
         _communities(),
         entities=ENTITIES,
         relationships=RELATIONSHIPS,
-        reporter=ClaudeReporter(_client(claude)),
+        reporter=LLMReporter(_client(claude)),
         fallback=ExtractiveReporter(largest_community=3),
         chunk_text=CHUNKS.get,
     )
@@ -196,7 +196,7 @@ def test_claude_report_is_validated_and_sent_with_a_cached_prompt(claude: FakeAn
     assert rows[0]["findings"] == [
         {"explanation": "Thomas Hale founded the mill in 1862.", "summary": "Founding"}
     ]
-    assert rows[0]["generator"] == "claude:claude-sonnet-4-5" and len(rows[0]["id"]) == 128
+    assert rows[0]["generator"] == "anthropic:claude-sonnet-4-5" and len(rows[0]["id"]) == 128
     body = next(b for b in claude.bodies if "Hale Mill" in b["messages"][0]["content"])
     assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert body["tool_choice"] == {"type": "tool", "name": "community_report"}
@@ -210,7 +210,7 @@ def test_malformed_report_is_repaired_with_the_validation_error() -> None:
         server.enqueue(tool_use("community_report", malformed))
         server.enqueue(tool_use("community_report", GOOD))
         context = community_context(["e1"], [], entities={"e1": ENTITIES.to_pylist()[0]}, relationships={})
-        report = ClaudeReporter(_client(server))(context, 1)
+        report = LLMReporter(_client(server))(context, 1)
         assert report.title == GOOD["title"]
         repair = server.bodies[1]["messages"]
         assert repair[1]["role"] == "assistant"
@@ -224,12 +224,12 @@ def test_a_report_still_invalid_after_the_repair_is_an_error() -> None:
         server.enqueue(text("I cannot help with that."))
         server.enqueue(text("Still no tool call."))
         with pytest.raises(ReportError, match="no community_report tool call"):
-            ClaudeReporter(_client(server))(community_context([], [], entities={}, relationships={}), 0)
+            LLMReporter(_client(server))(community_context([], [], entities={}, relationships={}), 0)
         assert len(server.requests) == 2
 
 
 def test_unchanged_communities_reuse_their_reports(claude: FakeAnthropicServer) -> None:
-    reporter = ClaudeReporter(_client(claude))
+    reporter = LLMReporter(_client(claude))
     fallback = ExtractiveReporter(largest_community=3)
     common = {
         "entities": ENTITIES,
@@ -262,7 +262,7 @@ def test_a_failing_report_falls_back_without_losing_the_others() -> None:
             _communities(),
             entities=ENTITIES,
             relationships=RELATIONSHIPS,
-            reporter=ClaudeReporter(_client(server)),
+            reporter=LLMReporter(_client(server)),
             fallback=fallback,
             concurrency=2,
         )
@@ -276,9 +276,9 @@ def test_a_failing_report_falls_back_without_losing_the_others() -> None:
             _communities(),
             entities=ENTITIES,
             relationships=RELATIONSHIPS,
-            reporter=ClaudeReporter(_client(server)),
+            reporter=LLMReporter(_client(server)),
             fallback=fallback,
             previous=build.table,
         )
         assert (again.generated, again.reused, len(server.requests)) == (1, 1, 1)
-    assert {r["generator"] for r in again.table.to_pylist()} == {"claude:claude-sonnet-4-5"}
+    assert {r["generator"] for r in again.table.to_pylist()} == {"anthropic:claude-sonnet-4-5"}

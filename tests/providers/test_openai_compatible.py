@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure
-from graphunified_assets.lib.extraction.openai_extractor import OpenAICompatibleExtractor
+from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
 from graphunified_assets.lib.extraction.records import ChunkText
-from graphunified_assets.lib.reports.openai_reporter import OpenAICompatibleReporter
+from graphunified_assets.lib.reports.llm_reporter import LLMReporter
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers.claude import LLMError
 from graphunified_query.providers.llm_cache import LLMCache
@@ -207,8 +207,8 @@ def test_settings_refuse_the_provider_without_an_endpoint(tmp_path: Path) -> Non
         load_settings(tmp_path, environ={})
 
 
-def _extractor(server: FakeOpenAIServer, **kwargs: Any) -> OpenAICompatibleExtractor:
-    return OpenAICompatibleExtractor(_client(server), entity_types=["PERSON", "ORGANIZATION"], **kwargs)
+def _extractor(server: FakeOpenAIServer, **kwargs: Any) -> LLMExtractor:
+    return LLMExtractor(_client(server), entity_types=["PERSON", "ORGANIZATION"], **kwargs)
 
 
 def test_extractor_feeds_the_validation_error_back_and_keeps_valid_records(server: FakeOpenAIServer) -> None:
@@ -244,7 +244,7 @@ def test_extractor_repair_is_bounded_and_counts_a_failed_turn(server: FakeOpenAI
 
 def test_extractor_reports_a_dead_server_as_a_chunk_failure(server: FakeOpenAIServer) -> None:
     server.fail_next(503, times=10)
-    extractor = OpenAICompatibleExtractor(_client(server, max_retries=1), entity_types=["PERSON"])
+    extractor = LLMExtractor(_client(server, max_retries=1), entity_types=["PERSON"])
     [outcome] = extractor.extract_each([ChunkText("c1", "Some text.")])
     assert isinstance(outcome, ChunkFailure) and isinstance(outcome.error, LLMError)
     assert "failed after 2 attempts" in outcome.reason
@@ -282,8 +282,8 @@ def test_extractor_uses_the_tuned_prompts_of_extraction_prompt_dir(
             entity_types=("PERSON",), relationship_types=("FOUNDED",), prompt_dir=tmp_path
         ),
     )
-    extractor = make_extractor(settings, anthropic_api_key=None, llm_cache=tmp_path / "llm.sqlite")
-    assert isinstance(extractor, OpenAICompatibleExtractor)
+    extractor = make_extractor(settings, llm_cache=tmp_path / "llm.sqlite")
+    assert isinstance(extractor, LLMExtractor)
     server.enqueue(
         tool_call("record_extraction", {"entities": [HALE]}),
         tool_call("record_extraction", {"entities": []}),
@@ -305,7 +305,7 @@ def test_reporter_repairs_an_invalid_report_once(server: FakeOpenAIServer) -> No
         "findings": [{"summary": "Founded 1862", "explanation": "Thomas Hale founded it."}],
     }
     server.enqueue(tool_call("community_report", {"title": "x"}), tool_call("community_report", report))
-    reporter = OpenAICompatibleReporter(_client(server))
+    reporter = LLMReporter(_client(server))
     context = community_context(
         [], [], entities={}, relationships={}, sentences_of=lambda _: [], max_chars=1000
     )
@@ -385,15 +385,15 @@ def test_index_and_ask_end_to_end(home: Path, input_dir: Path) -> None:
 
 
 def test_resource_wires_the_provider_and_llm_reports_switches_reports_off(tmp_path: Path) -> None:
-    from graphunified_assets.lib.extraction.claude_summarizer import ClaudeSummarizer
+    from graphunified_assets.lib.extraction.llm_summarizer import LLMSummarizer
     from graphunified_assets.resources import GraphUnifiedResource
 
     base = "llm: {provider: openai_compatible, openai_base_url: 'http://127.0.0.1:9/v1', model: m"
     (tmp_path / "settings.yaml").write_text(base + "}\n")
     resource = GraphUnifiedResource(home=str(tmp_path))
-    assert isinstance(resource.extractor(), OpenAICompatibleExtractor)
-    assert isinstance(resource.reporter(), OpenAICompatibleReporter)
+    assert isinstance(resource.extractor(), LLMExtractor)
+    assert isinstance(resource.reporter(), LLMReporter)
     summarizer = resource.summarizer()
-    assert isinstance(summarizer, ClaudeSummarizer) and isinstance(summarizer.client, OpenAICompatibleClient)
+    assert isinstance(summarizer, LLMSummarizer) and isinstance(summarizer.client, OpenAICompatibleClient)
     (tmp_path / "settings.yaml").write_text(base + ", llm_reports: false}\n")
     assert GraphUnifiedResource(home=str(tmp_path)).reporter() is None

@@ -1,4 +1,4 @@
-"""ClaudeReranker and VoyageReranker over loopback servers speaking the providers' wire formats."""
+"""LLMReranker and VoyageReranker over loopback servers speaking the providers' wire formats."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from graphunified_query.compose import ClaudeReranker, RerankError, RerankingRetriever, VoyageReranker
-from graphunified_query.compose.claude_rerank import TOOL_NAME, parse_scores
-from graphunified_query.compose.json_repair import loads_lenient
+from graphunified_query.compose import LLMReranker, RerankError, RerankingRetriever, VoyageReranker
+from graphunified_query.compose.llm_rerank import TOOL_NAME, parse_scores
 from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.providers.json_repair import loads_lenient
 from graphunified_query.settings import LLMSettings, Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
 from tests.fakes.voyage_server import FakeVoyageServer
@@ -32,11 +32,11 @@ def server() -> Iterator[FakeAnthropicServer]:
         yield fake
 
 
-def _reranker(server: FakeAnthropicServer, **kwargs: Any) -> ClaudeReranker:
+def _reranker(server: FakeAnthropicServer, **kwargs: Any) -> LLMReranker:
     config = LLMSettings(
         base_url=server.base_url, max_retries=1, requests_per_minute=100_000, tokens_per_minute=10**9
     )
-    return ClaudeReranker(ClaudeClient(config, Settings().prices, api_key=KEY, base_delay=0.001), **kwargs)
+    return LLMReranker(ClaudeClient(config, Settings().prices, api_key=KEY, base_delay=0.001), **kwargs)
 
 
 def test_claude_grades_every_passage_in_one_structured_call(server: FakeAnthropicServer) -> None:

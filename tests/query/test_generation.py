@@ -10,8 +10,8 @@ import pytest
 
 from graphunified_query.generation import (
     DONT_KNOW,
-    ClaudeGenerator,
     ExtractiveGenerator,
+    LLMGenerator,
     format_contexts,
     make_generator,
     pack_contexts,
@@ -185,11 +185,11 @@ def server() -> Iterator[FakeAnthropicServer]:
         yield fake
 
 
-def _claude(server: FakeAnthropicServer, **query: Any) -> ClaudeGenerator:
+def _claude(server: FakeAnthropicServer, **query: Any) -> LLMGenerator:
     limits = {"requests_per_minute": 100_000, "tokens_per_minute": 10**9}
     llm = LLMSettings(base_url=server.base_url, max_retries=0, **limits)
     client = ClaudeClient(llm, Settings().prices, api_key=KEY, base_delay=0.001)
-    return ClaudeGenerator(client, QuerySettings(**query))
+    return LLMGenerator(client, QuerySettings(**query))
 
 
 def test_claude_request_carries_numbered_contexts_and_a_cacheable_system_prompt(
@@ -247,8 +247,8 @@ def test_claude_is_not_called_without_contexts(server: FakeAnthropicServer) -> N
     [
         ("offline", {"ANTHROPIC_API_KEY": KEY}, ExtractiveGenerator),
         ("auto", {}, ExtractiveGenerator),
-        ("auto", {"ANTHROPIC_API_KEY": KEY}, ClaudeGenerator),
-        ("anthropic", {}, ClaudeGenerator),
+        ("auto", {"ANTHROPIC_API_KEY": KEY}, LLMGenerator),
+        ("anthropic", {}, LLMGenerator),
     ],
 )
 def test_make_generator_picks_claude_only_when_configured(
@@ -263,4 +263,4 @@ def test_make_generator_picks_claude_only_when_configured(
 
     generator = make_generator(settings, embedder=local_embedder, client_factory=factory, environ=environ)
     assert isinstance(generator, expected)
-    assert made == ([settings] if expected is ClaudeGenerator else [])
+    assert made == ([settings] if expected is LLMGenerator else [])

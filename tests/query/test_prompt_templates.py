@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 import pytest
 
-from graphunified_query.generation import ClaudeGenerator
+from graphunified_query.generation import LLMGenerator
 from graphunified_query.generation.prompt import answer_instructions, user_message
 from graphunified_query.generation.templates import (
     ANSWER,
@@ -108,7 +108,7 @@ def test_claude_answers_code_questions_with_the_code_template(server: FakeAnthro
     client = ClaudeClient(
         LLMSettings(base_url=server.base_url, max_retries=0, **limits), Settings().prices, api_key="k"
     )
-    generator = ClaudeGenerator(client, QuerySettings())
+    generator = LLMGenerator(client, QuerySettings())
     generator.generate("How do I start the loom?", [CODE, CODE_2, PROSE])
     generator.generate("When was the loom built?", [PROSE])
     code_body, prose_body = server.bodies

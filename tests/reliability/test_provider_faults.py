@@ -20,8 +20,9 @@ import pytest
 
 from graphunified_assets.indexing import index
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure
-from graphunified_assets.lib.extraction.claude_extractor import TOOL_NAME, ClaudeExtractor
+from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
 from graphunified_assets.lib.extraction.records import ChunkText
+from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.layout import HomeLayout
@@ -98,7 +99,7 @@ def test_unusable_answers_get_one_repair_then_fail_the_chunk_and_leave_no_cache_
 ) -> None:
     chunks = [ChunkText("c1", "The Hale Mill."), ChunkText("c2", "The Hale Mill again.")]
     with FakeAnthropicServer(lambda _: tool_use(TOOL_NAME, EXTRACTION), api_key=KEY) as server:
-        extractor = ClaudeExtractor(_claude(server, tmp_path), entity_types=["ORGANIZATION"], max_gleanings=0)
+        extractor = LLMExtractor(_claude(server, tmp_path), entity_types=["ORGANIZATION"], max_gleanings=0)
         _inject(server, fault, times=1)  # transient: the repair turn gets a good answer
         first = extractor.extract_each(chunks[:1])
         assert [e.name for e in first[0].entities] == ["Hale Mill"]  # type: ignore[union-attr]

@@ -2,7 +2,7 @@
 
 `tests/fixtures/extraction_gold/claude_responses/<doc>.json` holds what a good Claude extraction
 of that document returns, mistakes included; a loopback Messages API server answers with it, so
-the real `ClaudeExtractor` code path (requests, validation, gleaning, merging) is what gets scored.
+the real `LLMExtractor` code path (requests, validation, gleaning, merging) is what gets scored.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graphunified_assets.lib.extraction.claude_extractor import TOOL_NAME
 from graphunified_assets.lib.extraction.gold import DEFAULT_GOLD, DOCS_DIR
+from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME
 
 RESPONSES_DIR = "claude_responses"
 Content = list[dict[str, Any]]

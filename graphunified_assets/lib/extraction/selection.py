@@ -1,64 +1,53 @@
-"""Which extractor and LLM client a run uses: Claude with a key, an OpenAI-compatible server when
-configured, else the embedded offline default."""
+"""Which extractor a run uses: the one LLM extractor over the run's LLM (providers/registry.py
+decides which, if any), else the embedded offline default."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphunified_assets.lib.extraction.records import Extractor
+from graphunified_query.providers.llm_client import LLMError
+from graphunified_query.providers.registry import resolve_llm
 from graphunified_query.settings import Settings
 
 if TYPE_CHECKING:
-    from graphunified_query.providers.claude import ClaudeClient
-    from graphunified_query.providers.openai_compatible import OpenAICompatibleClient
-
-OPENAI_COMPATIBLE = "openai_compatible"
+    from graphunified_query.providers.llm import LLM
 
 
 class ExtractorConfigurationError(ValueError):
     pass
 
 
-def extraction_provider(settings: Settings, anthropic_api_key: str | None) -> str:
-    """'anthropic', 'openai_compatible' or 'offline': 'auto' means Claude exactly when a key is set."""
-    if settings.llm.provider == "auto":
-        return "anthropic" if anthropic_api_key else "offline"
-    return settings.llm.provider
+def make_llm(settings: Settings, *, llm_cache: Path, environ: Mapping[str, str] = os.environ) -> LLM | None:
+    """The run's LLM (None offline); a misconfiguration is an `ExtractorConfigurationError`."""
+    try:
+        return resolve_llm(settings, cache=llm_cache, environ=environ)
+    except LLMError as error:
+        raise ExtractorConfigurationError(str(error)) from None
 
 
 def make_extractor(
     settings: Settings,
     *,
-    anthropic_api_key: str | None,
     llm_cache: Path,
     extraction_cache: Path | None = None,
+    environ: Mapping[str, str] = os.environ,
+    llm: LLM | None = None,
 ) -> Extractor:
     """``extraction_cache``: where the offline extractor's results are kept by content (the LLM
-    extractors have their response cache); None extracts every chunk afresh (evaluation)."""
-    provider = extraction_provider(settings, anthropic_api_key)
-    if provider == "offline":
+    extractor has the LLM response cache); None extracts every chunk afresh (evaluation).
+    ``llm``: an LLM already built for this run (else resolved from the settings)."""
+    llm = llm if llm is not None else make_llm(settings, llm_cache=llm_cache, environ=environ)
+    if llm is None:
         return _offline_extractor(settings, extraction_cache)
-    if provider == OPENAI_COMPATIBLE:
-        from graphunified_assets.lib.extraction.openai_extractor import OpenAICompatibleExtractor
-        from graphunified_assets.lib.extraction.tuned_prompts import load_prompts
-
-        return OpenAICompatibleExtractor(
-            make_openai_client(settings, llm_cache=llm_cache),
-            entity_types=settings.extraction.entity_types,
-            max_gleanings=settings.llm.max_gleanings,
-            prompts=load_prompts(settings.extraction),  # tuned prompt files when configured
-        )
-    if not anthropic_api_key:
-        raise ExtractorConfigurationError(
-            "llm.provider is 'anthropic' but ANTHROPIC_API_KEY is not set; export it."
-        )
-    from graphunified_assets.lib.extraction.claude_extractor import ClaudeExtractor
+    from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
     from graphunified_assets.lib.extraction.tuned_prompts import load_prompts
 
-    client = make_claude_client(settings, api_key=anthropic_api_key, llm_cache=llm_cache)
-    return ClaudeExtractor(
-        client,
+    return LLMExtractor(
+        llm,
         entity_types=settings.extraction.entity_types,
         max_gleanings=settings.llm.max_gleanings,
         prompts=load_prompts(settings.extraction),  # tuned prompt files when configured
@@ -85,28 +74,3 @@ def _offline_extractor(settings: Settings, cache: Path | None) -> Extractor:
         "model": f"{spacy_text.DEFAULT_MODEL}=={version(spacy_text.DEFAULT_MODEL)}",
     }
     return CachedExtractor(extractor, LLMCache(cache), fingerprint=fingerprint)
-
-
-def make_llm_client(settings: Settings, *, anthropic_api_key: str | None, llm_cache: Path) -> Any:
-    """The client for summaries and reports: Claude, OpenAI-compatible, or None when offline."""
-    provider = extraction_provider(settings, anthropic_api_key)
-    if provider == OPENAI_COMPATIBLE:
-        return make_openai_client(settings, llm_cache=llm_cache)
-    if provider == "anthropic" and anthropic_api_key:
-        return make_claude_client(settings, api_key=anthropic_api_key, llm_cache=llm_cache)
-    return None
-
-
-def make_claude_client(settings: Settings, *, api_key: str, llm_cache: Path) -> ClaudeClient:
-    from graphunified_query.providers.claude import ClaudeClient
-    from graphunified_query.providers.llm_cache import LLMCache
-
-    return ClaudeClient(settings.llm, settings.prices, api_key=api_key, cache=LLMCache(llm_cache))
-
-
-def make_openai_client(settings: Settings, *, llm_cache: Path) -> OpenAICompatibleClient:
-    """The key, if any, comes from OPENAI_API_KEY inside the client; it never passes through here."""
-    from graphunified_query.providers.llm_cache import LLMCache
-    from graphunified_query.providers.openai_compatible import OpenAICompatibleClient
-
-    return OpenAICompatibleClient(settings.llm, settings.prices, cache=LLMCache(llm_cache))

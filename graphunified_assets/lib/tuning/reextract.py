@@ -15,7 +15,6 @@ import json
 import os
 from pathlib import Path
 
-from graphunified_assets.lib.extraction.selection import extraction_provider
 from graphunified_assets.lib.extraction.tuned_prompts import load_prompts
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_query.layout import HomeLayout
@@ -59,11 +58,9 @@ def record_fingerprint(
         os.replace(tmp, path)
 
 
-def reextract_if_settings_changed(
-    layout: HomeLayout, settings: Settings, anthropic_api_key: str | None
-) -> int:
-    """Mark every indexed document for re-extraction when the fingerprint changed; returns how many."""
-    provider = extraction_provider(settings, anthropic_api_key)
+def reextract_if_settings_changed(layout: HomeLayout, settings: Settings, provider: str) -> int:
+    """Mark every indexed document for re-extraction when the fingerprint changed; returns how many.
+    ``provider``: the `llm.provider` the run resolved to (`providers.registry.provider_name`)."""
     recorded = _read(layout).get(provider)
     current = extraction_fingerprint(settings, provider)
     touched = 0

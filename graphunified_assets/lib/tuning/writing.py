@@ -59,7 +59,7 @@ def render_system_prompt(proposal: Proposal, examples: list[Example]) -> str:
     return "\n".join(parts)
 
 
-def write_claude_outputs(home: Path, proposal: Proposal, examples: list[Example], header: str) -> Path:
+def write_llm_outputs(home: Path, proposal: Proposal, examples: list[Example], header: str) -> Path:
     prompts = home / PROMPTS_DIR
     _atomic_write(prompts / SYSTEM_FILE, render_system_prompt(proposal, examples))
     _atomic_write(prompts / GLEAN_FILE, (PACKAGED / GLEAN_FILE).read_text(encoding="utf-8"))

@@ -16,7 +16,7 @@ from graphunified_assets.lib.extraction.records import (
     ExtractedFact,
     ExtractedRelationship,
 )
-from graphunified_query.providers.claude import ClaudeResponse
+from graphunified_query.providers.llm_client import ContentResponse
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -27,7 +27,7 @@ class FoundRecords:
         self.relationships: dict[tuple[str, str], ExtractedRelationship] = {}  # (source, target)
         self.facts: dict[tuple[str, str, str], ExtractedFact] = {}
         self.dropped = 0
-        self.failed_turns = 0  # turns without a usable tool call, even after the retry
+        self.failed_turns = 0  # turns without a usable tool call, even after the repairs
         self.counters: dict[str, float] = dict.fromkeys(
             (
                 "calls",
@@ -36,15 +36,18 @@ class FoundRecords:
                 "output_tokens",
                 "cache_read_tokens",
                 "cache_write_tokens",
+                "repaired_outputs",
+                "repair_turns",
             ),
             0.0,
         )
 
-    def count_call(self, response: ClaudeResponse) -> None:
+    def count_call(self, response: ContentResponse) -> None:
         if response.cached:
             self.counters["cached_calls"] += 1  # no tokens: served from the LLM cache, not billed
             return
         self.counters["calls"] += 1
+        self.counters["repaired_outputs"] += getattr(response, "repaired", 0)  # salvaged malformed JSON
         for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
             self.counters[name] += getattr(response.usage, name)
 

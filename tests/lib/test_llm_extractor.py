@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from graphunified_assets.lib.extraction.claude_extractor import TOOL_NAME, ClaudeExtractor
+from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
 from graphunified_assets.lib.extraction.records import ChunkText, Extractor
+from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME
 from graphunified_query.providers.claude import ClaudeClient
 from graphunified_query.providers.cost import BudgetExceeded, price_usd
 from graphunified_query.providers.llm_cache import LLMCache
@@ -62,9 +63,9 @@ def _client(server: FakeAnthropicServer, tmp_path: Path, **settings: Any) -> Cla
 
 def _extractor(
     server: FakeAnthropicServer, tmp_path: Path, max_gleanings: int = 1, **settings: Any
-) -> ClaudeExtractor:
+) -> LLMExtractor:
     client = _client(server, tmp_path, **settings)
-    return ClaudeExtractor(
+    return LLMExtractor(
         client, entity_types=["PERSON", "ORGANIZATION", "LOCATION"], max_gleanings=max_gleanings
     )
 
@@ -73,7 +74,7 @@ def test_extraction_with_gleaning_and_salvage(tmp_path: Path) -> None:
     with FakeAnthropicServer(_responder) as server:
         extractor: Extractor = _extractor(server, tmp_path)
         (result,) = extractor.extract([ChunkText("c1", "Thomas Hale, born in Eastfold, ...")])
-    assert extractor.name == "claude"
+    assert extractor.name == "anthropic:claude-sonnet-4-5"  # the label of the LLM that extracted
     assert len(server.requests) == 2  # the extraction and exactly one gleaning turn
     first, glean = server.bodies
     assert first["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
@@ -199,7 +200,7 @@ def test_batches_api_mode(tmp_path: Path) -> None:
         client = ClaudeClient(
             settings, Settings().prices, api_key="test-key", cache=LLMCache(tmp_path / "c.sqlite")
         )
-        extractor = ClaudeExtractor(client, entity_types=["PERSON"], max_gleanings=1)
+        extractor = LLMExtractor(client, entity_types=["PERSON"], max_gleanings=1)
         results = extractor.extract(chunks)
         posts = [(h, b) for h, b in server.requests if "requests" in b]
         singles = [b for _, b in server.requests if "messages" in b]

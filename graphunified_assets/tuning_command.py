@@ -1,4 +1,8 @@
-"""`tune` and `extraction-report`: the command-line logic (argument parsing lives in cli.py)."""
+"""`tune` and `extraction-report`: the command-line logic (argument parsing lives in tuning_cli.py).
+
+It lives beside the Dagster resource it reads the home from, not in `lib/`, which stays free of
+the Dagster layer.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +18,13 @@ from graphunified_assets.lib.extraction.quality import QualityReport
 from graphunified_assets.lib.extraction.records import Extractor
 from graphunified_assets.lib.extraction.selection import (
     ExtractorConfigurationError,
-    extraction_provider,
-    make_claude_client,
     make_extractor,
+    make_llm,
 )
 from graphunified_assets.lib.tuning.corpus import corpus_chunks
 from graphunified_assets.lib.tuning.reextract import record_fingerprint
 from graphunified_assets.lib.tuning.sampling import diverse_sample
-from graphunified_assets.lib.tuning.writing import write_claude_outputs, write_fragment
+from graphunified_assets.lib.tuning.writing import write_fragment, write_llm_outputs
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.settings import Settings, load_settings
 
@@ -36,10 +39,13 @@ class TuneResult:
     dropped_examples: list[str]
 
 
+def _with_provider(settings: Settings, provider: str) -> Settings:
+    return settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": provider})})
+
+
 def _extractor(settings: Settings, resource: GraphUnifiedResource, provider: str) -> Extractor:
-    chosen = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": provider})})
     return make_extractor(
-        chosen, anthropic_api_key=resource.anthropic_api_key, llm_cache=resource.layout.llm_cache
+        _with_provider(settings, provider), llm_cache=resource.layout.llm_cache, environ=resource.environ()
     )
 
 
@@ -52,9 +58,7 @@ def run_tune(
     echo: Callable[[str], None] = print,
 ) -> TuneResult:
     settings = resource.settings
-    provider = provider or extraction_provider(settings, resource.anthropic_api_key)
-    if provider not in ("offline", "anthropic"):
-        raise ExtractorConfigurationError(f"tune supports --provider offline or anthropic, not {provider!r}")
+    provider = provider or resource.llm_provider()
     chunks = corpus_chunks(resource.input_path, settings.chunking)
     if not chunks:
         raise ExtractorConfigurationError(f"no readable documents in {resource.input_path}; pass --input DIR")
@@ -62,7 +66,10 @@ def run_tune(
     home.mkdir(parents=True, exist_ok=True)
     # The untuned fingerprint, so the first `index` after applying the fragment re-extracts.
     record_fingerprint(resource.layout, settings, provider, overwrite=False)
-    k = sample if provider == "anthropic" else max(sample, OFFLINE_SAMPLE)
+    llm = make_llm(
+        _with_provider(settings, provider), llm_cache=resource.layout.llm_cache, environ=resource.environ()
+    )
+    k = sample if llm is not None else max(sample, OFFLINE_SAMPLE)
     picked = diverse_sample(chunks, resource.embedder(), k)
     echo(f"sampled {len(picked)} of {len(chunks)} chunks from {resource.input_path} (farthest-point)")
     header = (
@@ -70,21 +77,16 @@ def run_tune(
         f"{datetime.now(UTC):%Y-%m-%d}"
     )
     dropped: list[str] = []
-    if provider == "anthropic":
-        from graphunified_assets.lib.tuning.claude_tuner import propose_with_claude
+    if llm is not None:
+        from graphunified_assets.lib.tuning.llm_tuner import propose
         from graphunified_assets.lib.tuning.proposal import checked_examples
 
-        if not resource.anthropic_api_key:
-            raise ExtractorConfigurationError("tune --provider anthropic needs ANTHROPIC_API_KEY; export it")
-        client = make_claude_client(
-            settings, api_key=resource.anthropic_api_key, llm_cache=resource.layout.llm_cache
-        )
         texts = [c.chunk.text for c in picked]
-        proposal = propose_with_claude(client, texts)
+        proposal = propose(llm, texts)
         examples, dropped = checked_examples(proposal, texts)
         for line in dropped:
             echo(line)
-        fragment = write_claude_outputs(home, proposal, examples, header)
+        fragment = write_llm_outputs(home, proposal, examples, header)
         echo(
             f"domain: {proposal.domain}; {len(proposal.entity_types)} entity types, {len(examples)} examples"
         )
@@ -127,7 +129,7 @@ def run_extraction_report(
     echo: Callable[[str], None] = print,
 ) -> QualityReport:
     settings = resource.settings
-    provider = provider or extraction_provider(settings, resource.anthropic_api_key)
+    provider = provider or resource.llm_provider()
     report = evaluate_extractor(_extractor(settings, resource, provider), gold, settings.chunking)
     echo(json.dumps(report.as_dict(), indent=2) if as_json else report.table())
     return report

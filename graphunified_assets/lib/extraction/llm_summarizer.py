@@ -1,4 +1,4 @@
-"""Description summaries with Claude, for entities and relationships with many fragments.
+"""Description summaries with any LLM, for entities and relationships with many fragments.
 
 Requests are deterministic, so the LLM cache makes an unchanged entity's summary free on every
 rebuild: only entities whose fragments changed cost a call.
@@ -9,15 +9,16 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from graphunified_query.providers.claude import ClaudeClient, LLMError
+from graphunified_query.providers.llm import LLM
+from graphunified_query.providers.llm_client import LLMError
 
 log = logging.getLogger(__name__)
 
 _PROMPT = Path(__file__).with_name("prompts") / "summarize.md"
 
 
-class ClaudeSummarizer:
-    def __init__(self, client: ClaudeClient, *, max_words: int = 120) -> None:
+class LLMSummarizer:
+    def __init__(self, client: LLM, *, max_words: int = 120) -> None:
         self.client = client
         self.max_words = max_words
         self.failures = 0  # summaries that fell back to the fragments this run
@@ -35,7 +36,7 @@ class ClaudeSummarizer:
             )
         except LLMError as error:
             # The fragments themselves lose nothing, and nothing was cached: the next rebuild of
-            # this description asks Claude again. Failing here would sink every other entity.
+            # this description asks the LLM again. Failing here would sink every other entity.
             log.warning("description summary of %r kept its fragments: %s", name, error)
             self.failures += 1
             return "\n".join(fragments)

@@ -1,12 +1,12 @@
-"""`ClaudeReranker`: Claude grades every passage 0-10 for the question, all in one call.
+"""`LLMReranker`: the LLM grades every passage 0-10 for the question, all in one call.
 
-The grades come back through a forced tool call (structured JSON). What Claude sends is read
+The grades come back through a forced tool call (structured JSON). What the model sends is read
 leniently, because the shape sometimes slips: the list as a JSON string inside the tool input, a
 plain text reply with fenced JSON, trailing commas, a reply cut off. When the reply still cannot
-be read, or leaves passages ungraded, Claude is told what was wrong (a tool error result) and
-asked again, up to ``max_attempts`` calls in all; passages still ungraded then score 0 and are
-listed in the outcome's ``unscored`` metadata. Scores are returned divided by 10, in [0, 1], like
-the other rerankers'.
+be read, or leaves passages ungraded, the model is told what was wrong (a tool error result) and
+asked again (`providers.structured`), up to ``max_attempts`` calls in all; passages still
+ungraded then score 0 and are listed in the outcome's ``unscored`` metadata. Scores are returned
+divided by 10, in [0, 1], like the other rerankers'.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphunified_query.compose.json_repair import loads_lenient
 from graphunified_query.compose.rerank import RerankOutcome
-from graphunified_query.providers.claude import ClaudeClient, ClaudeResponse
 from graphunified_query.providers.cost import Usage, price_usd
+from graphunified_query.providers.json_repair import loads_lenient
+from graphunified_query.providers.llm import LLM
+from graphunified_query.providers.llm_client import ContentResponse
+from graphunified_query.providers.structured import call_structured, tool_payload, tool_request
 
 log = logging.getLogger(__name__)
 _PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "rerank.md"
@@ -49,17 +51,16 @@ _TOOL = {
 MAX_SCORE = 10.0
 
 
-class ClaudeReranker:
-    name = "claude"
-
+class LLMReranker:
     def __init__(
         self,
-        client: ClaudeClient,
+        client: LLM,
         *,
         max_chars_per_passage: int = 2000,
         max_attempts: int = 2,
     ) -> None:
         self.client = client
+        self.name = client.label
         self.max_chars_per_passage = max_chars_per_passage  # bounds the prompt for long contexts
         self.max_attempts = max(max_attempts, 1)
         instructions = _PROMPT.read_text(encoding="utf-8")
@@ -72,36 +73,38 @@ class ClaudeReranker:
         if not texts:
             return RerankOutcome([])
         messages: list[dict[str, Any]] = [{"role": "user", "content": self._prompt(query, texts)}]
-        usage, calls = Usage(), 0
+        # ~20 tokens per {"index", "score"} item
+        request = tool_request(self._system, messages, _TOOL, max_tokens=256 + 24 * len(texts))
         graded: dict[int, float] = {}
-        for attempt in range(1, self.max_attempts + 1):
-            response = self.client.create(
-                system=self._system,
-                messages=messages,
-                tools=[_TOOL],
-                tool_choice={"type": "tool", "name": TOOL_NAME},
-                max_tokens=256 + 24 * len(texts),  # ~20 tokens per {"index", "score"} item
-            )
-            if not response.cached:
-                usage, calls = usage + response.usage, calls + 1
+
+        def check(response: ContentResponse) -> tuple[dict[int, float] | None, str]:
+            # Grades carry over between attempts: a repair may send only the missing ones.
             try:
-                # Grades carry over between attempts: a retry may send only the missing ones.
-                graded |= parse_scores(_payload(response), len(texts))
-                missing = [i for i in range(len(texts)) if i not in graded]
-                if not missing:
-                    break
-                problem = f"no score for passages {missing}"
+                graded.update(parse_scores(_payload(response), len(texts)))
             except ValueError as error:
-                problem = str(error)
-            if attempt == self.max_attempts:
-                log.warning("Claude reranker: %s after %d attempts; those passages score 0", problem, attempt)
-                break
-            messages += [{"role": "assistant", "content": response.content}, _correction(response, problem)]
+                return None, f"Your scores could not be used: {error}."
+            missing = [i for i in range(len(texts)) if i not in graded]
+            if missing:
+                return None, f"Your scores could not be used: no score for passages {missing}."
+            return graded, ""
+
+        outcome = call_structured(self.client, request, check, repairs=self.max_attempts - 1)
+        if outcome.error is not None:
+            raise outcome.error
+        if outcome.problem:
+            log.warning(
+                "%s reranker: %s after %d attempts; those passages score 0",
+                self.client.label,
+                outcome.problem,
+                len(outcome.requests),
+            )
+        fresh = [r for r in outcome.responses if not r.cached]
+        usage = sum((r.usage for r in fresh), Usage())
         unscored = [i for i in range(len(texts)) if i not in graded]
         return RerankOutcome(
             [graded.get(i, 0.0) / MAX_SCORE for i in range(len(texts))],
             usage=usage,
-            llm_calls=calls,
+            llm_calls=len(fresh),
             cost_usd=price_usd(usage, self.client.price),
             metadata={"unscored": unscored} if unscored else {},
         )
@@ -114,9 +117,9 @@ class ClaudeReranker:
         return f"Question: {query}\n\n{len(texts)} passages, indexed 0 to {len(texts) - 1}:\n\n{passages}"
 
 
-def _payload(response: ClaudeResponse) -> Any:
-    """The tool input when Claude called the tool, else whatever JSON its text holds."""
-    payload = response.tool_input(TOOL_NAME)
+def _payload(response: ContentResponse) -> Any:
+    """The tool input when the model called the tool, else whatever JSON its text holds."""
+    payload = tool_payload(response, TOOL_NAME)
     if payload is not None:
         return payload
     if not response.text.strip():
@@ -124,23 +127,8 @@ def _payload(response: ClaudeResponse) -> Any:
     return response.text
 
 
-def _correction(response: ClaudeResponse, problem: str) -> dict[str, Any]:
-    """The next user turn: a tool error result for each tool call (the API requires one), and the ask."""
-    results = [
-        {"type": "tool_result", "tool_use_id": block["id"], "content": problem, "is_error": True}
-        for block in response.content
-        if block.get("type") == "tool_use" and block.get("id")
-    ]
-    ask = {
-        "type": "text",
-        "text": f"Your scores could not be used: {problem}. Call {TOOL_NAME} again with a score "
-        "from 0 to 10 for every passage index.",
-    }
-    return {"role": "user", "content": [*results, ask]}
-
-
 def parse_scores(payload: Any, n: int) -> dict[int, float]:
-    """Passage index -> score in [0, 10], from any of the shapes Claude sends; ValueError if none.
+    """Passage index -> score in [0, 10], from any of the shapes models send; ValueError if none.
 
     Accepted: ``{"scores": [{"index": 0, "score": 7}, ...]}`` (the tool's schema), the list alone,
     the list as a JSON string, a list of n bare numbers in passage order, or ``{"0": 7, ...}``.

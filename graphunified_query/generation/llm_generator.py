@@ -1,4 +1,10 @@
-"""Answers written by Claude from the packed contexts, with citations and their cost."""
+"""Answers written by the configured LLM from the packed contexts, with citations and their cost.
+
+One generator for every provider; its `name` is the LLM's label ('anthropic:claude-sonnet-4-5',
+'openai_compatible:llama3.1:8b'), so results and evaluations name the model that really answered.
+An answer served from the LLM cache says so (`cached`) and costs nothing; what the original call
+cost is kept apart in `cached_usage`.
+"""
 
 from __future__ import annotations
 
@@ -13,17 +19,16 @@ from graphunified_query.providers.tokenizer import count_tokens
 from graphunified_query.results import GeneratedAnswer, RetrievalResult
 from graphunified_query.settings import QuerySettings
 
-if TYPE_CHECKING:  # the anthropic SDK takes seconds to import; only callers that use Claude pay it
-    from graphunified_query.providers.claude import ClaudeClient
+if TYPE_CHECKING:
+    from graphunified_query.providers.llm import LLM
 
 
-class ClaudeGenerator:
-    def __init__(
-        self, client: ClaudeClient, settings: QuerySettings, *, count: TokenCounter = count_tokens
-    ) -> None:
+class LLMGenerator:
+    def __init__(self, client: LLM, settings: QuerySettings, *, count: TokenCounter = count_tokens) -> None:
         self.client = client
         self.settings = settings
         self.count = count
+        self.name = client.label
         self._systems: dict[str, list[dict[str, Any]]] = {}
 
     def system(self, template: str) -> list[dict[str, Any]]:
@@ -34,7 +39,17 @@ class ClaudeGenerator:
             self._systems[template] = [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]
         return self._systems[template]
 
-    def generate(self, question: str, results: Sequence[RetrievalResult]) -> GeneratedAnswer:
+    def generate(
+        self,
+        question: str,
+        results: Sequence[RetrievalResult],
+        *,
+        model: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = 0.0,
+    ) -> GeneratedAnswer:
+        """``model``, ``max_tokens``, ``temperature``: this call's overrides of the LLM's model and
+        of `query.answer_max_tokens` (None keeps them)."""
         contexts = pack_contexts(results, context_budget(self.settings), framed(self.count))
         if not contexts:  # nothing to ground an answer in: no call, no cost
             return GeneratedAnswer(DONT_KNOW, contexts, supported=False)
@@ -42,7 +57,9 @@ class ClaudeGenerator:
         response = self.client.create(
             system=self.system(template),
             messages=[{"role": "user", "content": user_message(question, contexts, template)}],
-            max_tokens=self.settings.answer_max_tokens,
+            max_tokens=max_tokens or self.settings.answer_max_tokens,
+            temperature=temperature,
+            **({"model": model} if model else {}),
         )
         text = response.text.strip()
         # This call's own bill, as the ledger records it: a cache hit is free and not a call. Read
@@ -55,4 +72,6 @@ class ClaudeGenerator:
             llm_calls=0 if response.cached else 1,
             cost_usd=price_usd(usage, self.client.price),
             supported=bool(text) and not says_dont_know(text),
+            cached=response.cached,
+            cached_usage=response.usage if response.cached else Usage(),
         )
