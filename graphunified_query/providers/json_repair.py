@@ -35,10 +35,13 @@ def loads_lenient(text: str) -> Any:
 
 def _close_truncated(text: str) -> str | None:
     """A reply cut off mid-value (max_tokens): keep it up to its last complete element, then close
-    every bracket still open. None when nothing complete precedes the cut."""
+    every bracket still open. When not even one element is complete (a first record cut in its
+    description), keep its complete members instead (a comma outside strings ends one). None when
+    nothing complete precedes the cut."""
     stack: list[str] = []
     in_string = escaped = False
     last_complete: tuple[int, list[str]] | None = None
+    last_member: tuple[int, list[str]] | None = None
     for i, ch in enumerate(text):
         if in_string:
             if escaped:
@@ -54,11 +57,14 @@ def _close_truncated(text: str) -> str | None:
             stack.append(ch)
         elif ch in "}]" and stack:
             stack.pop()
-            last_complete = (i, list(stack))
+            last_complete = (i + 1, list(stack))
             if not stack:
                 return text[: i + 1]  # complete after all: the caller's error was elsewhere
-    if last_complete is None:
+        elif ch == "," and stack:
+            last_member = (i, list(stack))  # the member or element before the comma is whole
+    cut = last_complete or last_member
+    if cut is None:
         return None
-    end, still_open = last_complete
-    kept = text[: end + 1].rstrip().rstrip(",")
+    end, still_open = cut
+    kept = text[:end].rstrip().rstrip(",")
     return kept + "".join(_CLOSERS[b] for b in reversed(still_open))

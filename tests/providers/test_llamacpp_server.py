@@ -51,7 +51,7 @@ def test_index_and_ask_through_a_real_llamacpp_server(home: Path, tmp_path: Path
         (home / "settings.yaml").write_text(
             "llm: {provider: openai_compatible, "
             f"openai_base_url: '{base_url}', model: smollm2-135m, "
-            "openai_structured_output: json_schema, max_tokens: 160, max_gleanings: 0, "
+            "openai_structured_output: json_schema, max_tokens: 96, max_gleanings: 0, "
             "llm_reports: false, concurrency: 1, max_retries: 1, timeout_seconds: 300}\n"
             f"extraction: {{prompt_dir: '{prompts}', entity_types: [PERSON, LOCATION, ORGANIZATION]}}\n"
             "query: {answer_max_tokens: 64}\n"
@@ -62,7 +62,8 @@ def test_index_and_ask_through_a_real_llamacpp_server(home: Path, tmp_path: Path
         cache = LLMCache(layout.llm_cache)
         calls_after_index = len(cache)
 
-        extractions = pq.read_table(layout.table_path("extractions")).to_pylist()
+        files = sorted(layout.partition_dir("extractions").glob("*.parquet"))
+        extractions = [row for f in files for row in pq.read_table(f).to_pylist()]
         figures = _figures(extractions, _cached_answers(layout.llm_cache))
         assert figures["chunks"] == len(DOCS)  # nothing lost: every chunk has its extraction row
         assert figures["extraction_calls"] >= len(DOCS)  # one per chunk, plus any repair turns
@@ -82,7 +83,12 @@ def test_index_and_ask_through_a_real_llamacpp_server(home: Path, tmp_path: Path
         assert again.answer == response.answer and again.metadata["cached"]
         assert again.metadata["llm_calls"] == 0 and again.metadata["cost_usd"] == 0.0
         assert again.metadata["cached_tokens"] == response.metadata["tokens_used"]
-    figures |= {"answer_calls": 1, "seconds": round(time.perf_counter() - started, 1)}
+    figures |= {
+        "answer_calls": 1,
+        "answer": response.answer[:120],
+        "answer_output_tokens": response.metadata["tokens_used"],
+        "seconds": round(time.perf_counter() - started, 1),
+    }
     print("llama.cpp figures:", json.dumps(figures))
 
 
