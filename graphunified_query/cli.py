@@ -175,6 +175,12 @@ def _human(response: Any) -> str:
     lines.append(
         f"{meta['latency_ms']:.0f} ms (retrieval {meta['retrieval_latency_ms']:.0f} ms), "
         f"{meta['llm_calls']} LLM calls, ${meta['cost_usd']:.4f}"
+        # An answer from the LLM cache: free now; what it cost when first asked, apart.
+        + (
+            f" (answer from the LLM cache; {meta['cached_tokens']} tokens when first asked)"
+            if meta.get("cached")
+            else ""
+        )
     )
     lines.append("")
     lines.append("Sources:")

@@ -66,7 +66,7 @@ class LLMSettings(_Section):
     provider: str = Field(
         "auto",
         description="'auto' uses Claude when ANTHROPIC_API_KEY is set, else the embedded defaults; "
-        "'offline', 'anthropic', 'openai_compatible' (the server at llm.openai_base_url: Ollama, "
+        "'offline', 'anthropic', 'openai_compatible' (the server at llm.openai_base_url, e.g. Ollama, "
         "vLLM, llama.cpp), or any provider registered in providers/registry.py.",
     )
     model: str = Field(
@@ -82,7 +82,7 @@ class LLMSettings(_Section):
         "auto",
         description="How structured output is asked of an OpenAI-compatible server: function calling "
         "('tools'), JSON mode with the schema in the prompt ('json'), response_format json_schema "
-        "(grammar-constrained decoding: llama.cpp server, vLLM, Ollama >= 0.5; 'json_schema'), or "
+        "(grammar-constrained decoding in llama.cpp server, vLLM, Ollama >= 0.5; 'json_schema'), or "
         "tools falling back to JSON mode when the server refuses them ('auto').",
     )
     llm_reports: bool = Field(

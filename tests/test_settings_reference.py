@@ -37,7 +37,7 @@ def test_the_reference_lists_every_setting_with_type_default_and_constraints() -
     for name in names:
         assert f"| `{name}` |" in text, name
     assert "| `llm.max_gleanings` | int | `1` | ≥ 0, ≤ 5 |" in text
-    assert "'auto' \\| 'offline' \\| 'anthropic' \\| 'openai_compatible'" in text
+    assert "'auto' \\| 'tools' \\| 'json' \\| 'json_schema'" in text
     assert "| `prices.<key>.input` | float | (required) |" in text
 
 

@@ -52,7 +52,10 @@ class QueryAnswer(BaseModel):
     answer: str | None = Field(description="null when only retrieving")
     strategy: str = Field(description="the strategy that answered (the routed one for auto)")
     contexts: list[Context]
-    metadata: dict[str, Any] = Field(description="routing, latency_ms, tokens_used, cost_usd, llm_calls, ...")
+    metadata: dict[str, Any] = Field(
+        description="routing, latency_ms, tokens_used, cost_usd, llm_calls, cached (answer from the "
+        "LLM cache: this call's tokens and cost are 0) and cached_tokens (what it cost when first asked), ..."
+    )
 
 
 class Health(BaseModel):
