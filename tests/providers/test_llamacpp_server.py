@@ -86,7 +86,7 @@ def test_index_and_ask_through_a_real_llamacpp_server(home: Path, tmp_path: Path
     figures |= {
         "answer_calls": 1,
         "answer": response.answer[:120],
-        "answer_output_tokens": response.metadata["tokens_used"],
+        "answer_tokens_used": response.metadata["tokens_used"],  # input + output
         "seconds": round(time.perf_counter() - started, 1),
     }
     print("llama.cpp figures:", json.dumps(figures))
