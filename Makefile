@@ -41,7 +41,7 @@ lint: setup
 
 # The Dagster UI on http://127.0.0.1:3000 for the same data home and input folder.
 ui: setup
-	mkdir -p $(HOME_DIR)/dagster && cp -n dagster.yaml $(HOME_DIR)/dagster/ || true
+	mkdir -p $(HOME_DIR)/dagster && cp -n graphunified_assets/dagster.yaml $(HOME_DIR)/dagster/ || true
 	DAGSTER_HOME=$(abspath $(HOME_DIR))/dagster GRAPHUNIFIED_HOME=$(abspath $(HOME_DIR)) \
 	GRAPHUNIFIED_INPUT=$(abspath $(INPUT)) \
 	$(BIN)/python scripts/launch.py $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000

@@ -32,7 +32,9 @@ from graphunified_query.layout import HomeLayout
 # The console logger (text or JSON lines, per settings.logging) at INFO: step-level DEBUG drowns progress.
 _QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 DOCUMENTS_TABLE = "documents"
-INSTANCE_TEMPLATE = Path(__file__).resolve().parent.parent / "dagster.yaml"
+# The instance template lives in the package: a dagster.yaml in the repository root made every
+# `dagster dev` started there warn that it is not the DAGSTER_HOME in use.
+INSTANCE_TEMPLATE = Path(__file__).resolve().parent / "dagster.yaml"
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,9 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
         ).success
         refresh = refresh_job.execute_in_process(instance=instance)
         assert refresh.success
+        # No storage.publish_uri: remote_snapshot is skipped, not shown as a copy that never happened.
+        assert instance.get_latest_materialization_event(dg.AssetKey("remote_snapshot")) is None
+        assert instance.get_latest_materialization_event(dg.AssetKey("published_snapshot")) is not None
 
         for asset, names in EXPECTED.items():
             metadata = _latest_metadata(instance, asset)
@@ -71,6 +74,13 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
 
         documents = _latest_metadata(instance, "documents")
         assert (documents["new_documents"].value, documents["changed_documents"].value) == (3, 0)
+        # A ranged run's numbers are the batch's, and each partition's page says so.
+        assert documents["batch_documents"].value == 3
+        assert (
+            "3 documents" in documents["batch"].value
+            and "not this document's own" in documents["batch"].value
+        )
+        assert "batch" not in _latest_metadata(instance, "chunk_vectors")  # global: not a batch
         assert _latest_metadata(instance, "chunk_vectors")["documents"].value == 3
         assert _latest_metadata(instance, "extractions")["llm_calls"].value == 0  # offline: zeros, not gaps
         # The graph's asset checks run with the refresh and show their result in the UI.
@@ -87,3 +97,4 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
         assert index_job.execute_in_process(instance=instance, partition_key="flood.txt").success
         documents = _latest_metadata(instance, "documents")
         assert (documents["new_documents"].value, documents["changed_documents"].value) == (0, 1)
+        assert "batch" not in documents  # one document's run: its numbers are its own

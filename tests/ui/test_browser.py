@@ -90,7 +90,7 @@ def dagster_dev(tmp_path: Path) -> Iterator[DagsterDev]:
     home, inputs = tmp_path / "home", tmp_path / "input"
     (home / "dagster").mkdir(parents=True)
     inputs.mkdir()
-    shutil.copyfile(ROOT / "dagster.yaml", home / "dagster" / "dagster.yaml")
+    shutil.copyfile(ROOT / "graphunified_assets" / "dagster.yaml", home / "dagster" / "dagster.yaml")
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env |= {
