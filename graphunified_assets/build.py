@@ -13,6 +13,7 @@ from graphunified_assets.assets import (
     documents,
     embeddings,
     extraction,
+    freshness,
     graph,
     graph_checks,
     graph_elements,
@@ -59,6 +60,7 @@ ASSET_MODULES = (
     remote_snapshot,
     chunk_similarity,
     graph_checks,
+    freshness,
 )
 
 

@@ -11,8 +11,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
 
 import dagster as dg
+
+from graphunified_assets.lib.extraction.extraction_cache import source_digest
 
 INGEST, EMBED, EXTRACT = "ingest", "embed", "extract"
 VECTORS, GRAPH, INDEXES, PUBLISH = "vectors", "graph", "indexes", "publish"
@@ -33,6 +36,12 @@ def deliberate_beta(*parameters: str) -> Iterator[None]:
         for parameter in parameters:
             warnings.filterwarnings("ignore", message=f"Parameter `{parameter}`", category=dg.BetaWarning)
         yield
+
+
+def logic_version(*modules: ModuleType) -> str:
+    """An asset's `code_version`: a digest of the library modules that decide its rows, so the UI
+    marks it stale exactly when an upgrade changed that logic (not on every unrelated commit)."""
+    return source_digest(*modules)[:12]
 
 
 def with_owners(assets: list[dg.AssetsDefinition | dg.AssetSpec]) -> list[dg.AssetsDefinition | dg.AssetSpec]:

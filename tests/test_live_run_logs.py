@@ -17,7 +17,8 @@ from graphunified_assets.instance_tuning import PooledSqliteEventLogStorage
 EVENTS = 6
 
 
-def _entry(run_id: str, n: int) -> EventLogEntry:
+def log_entry(run_id: str, n: int) -> EventLogEntry:
+    """A run's n-th log line (bench/dagster_path.py writes the same)."""
     return EventLogEntry(
         error_info=None,
         level="INFO",
@@ -36,7 +37,7 @@ def test_watcher_delivers_every_event_while_the_run_writes(
 ) -> None:
     writer, reader = storage_class(str(tmp_path)), storage_class(str(tmp_path))  # two processes' worth
     run_id = str(uuid.uuid4())
-    writer.store_event(_entry(run_id, 0))  # the run's database exists before the page watches it
+    writer.store_event(log_entry(run_id, 0))  # the run's database exists before the page watches it
     seen: list[str] = []
     arrived = threading.Event()
 
@@ -48,7 +49,7 @@ def test_watcher_delivers_every_event_while_the_run_writes(
     reader.watch(run_id, None, on_event)
     try:
         for n in range(1, EVENTS + 1):
-            writer.store_event(_entry(run_id, n))
+            writer.store_event(log_entry(run_id, n))
             time.sleep(0.1)  # events of a run arrive over time, as a page watching it sees them
         assert arrived.wait(15), f"{storage_class.__name__}: the watcher saw {len(seen)} of {EVENTS} events"
     finally:

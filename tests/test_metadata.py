@@ -13,6 +13,7 @@ from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_assets.sensors import partition_range_tags
 from tests.conftest import SAMPLE_DOCS
 
+FRESHNESS = dg.AssetCheckKey(dg.AssetKey("published_snapshot"), "covers_newest_document")
 NUMBER = (dg.IntMetadataValue, dg.FloatMetadataValue)
 # Key entries per asset, beyond the `seconds` every asset reports.
 EXPECTED = {
@@ -89,6 +90,7 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
             "entities_have_live_sources",
             "relationships_are_anchored",
             "community_hierarchy_is_consistent",
+            "covers_newest_document",
         }
         assert all(c.passed for c in checks), [c.check_name for c in checks if not c.passed]
 
@@ -98,3 +100,11 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
         documents = _latest_metadata(instance, "documents")
         assert (documents["new_documents"].value, documents["changed_documents"].value) == (0, 1)
         assert "batch" not in documents  # one document's run: its numbers are its own
+
+        # The edit is indexed but not yet published: the snapshot's freshness check says so.
+        freshness = dg.define_asset_job("freshness", selection=dg.AssetSelection.checks(FRESHNESS))
+        check_run = dg.Definitions.merge(defs, dg.Definitions(jobs=[freshness]))
+        evaluations = check_run.resolve_job_def("freshness").execute_in_process(instance=instance)
+        (evaluation,) = evaluations.get_asset_check_evaluations()
+        assert not evaluation.passed and evaluation.metadata["newest_document_partition"].value == "flood.txt"
+        assert evaluation.metadata["seconds_behind"].value > 0
