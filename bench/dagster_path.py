@@ -92,10 +92,10 @@ def dagster_figures(corpus: Path, work: Path, executor: str) -> dict[str, Any]:
         # Declarative automation then refreshes the global stage once.
         automatic = wait(
             "automation's refresh run",
-            lambda: [r for r in server.runs({}) if r["runId"] != sensor_run["runId"]],
+            lambda: [r for r in server.runs({}) if r["creationTime"] > sensor_run["creationTime"]],
             300,
             2,
-        )[0]
+        )[-1]
         automatic = server.wait_for_run(automatic["runId"], 900)
         server.set_sensor("global_tables_automation", running=False)
         ui_refresh = server.wait_for_run(server.launch(REFRESH_INDEXES, {"graphunified/bench": "ui"}), 900)

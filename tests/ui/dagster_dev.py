@@ -202,12 +202,29 @@ def cli_index(home: Path, inputs: Path, *, refresh: bool = False) -> float:
     return round(time.perf_counter() - started, 2)
 
 
+@contextmanager
+def home_instance(home: Path) -> Iterator[Any]:
+    """The Dagster instance of a data home, opened from another process. DAGSTER_HOME is set while
+    it is open: the pooled event log (dagster.yaml) finds its folder through it."""
+    import dagster as dg
+
+    before = os.environ.get("DAGSTER_HOME")
+    os.environ["DAGSTER_HOME"] = str(home / "dagster")
+    try:
+        with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
+            yield instance
+    finally:
+        if before is None:
+            os.environ.pop("DAGSTER_HOME", None)
+        else:
+            os.environ["DAGSTER_HOME"] = before
+
+
 def last_run_seconds(home: Path, job: str) -> float:
     """Start-to-end time of the newest run of ``job`` in a home's Dagster instance."""
     import dagster as dg
-    from dagster._core.instance.ref import InstanceRef
 
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home / "dagster"))) as instance:
+    with home_instance(home) as instance:
         run = instance.get_runs(dg.RunsFilter(job_name=job), limit=1)[0]
         record = instance.get_run_record_by_id(run.run_id)
         if record is None or not (record.start_time and record.end_time):
