@@ -36,6 +36,7 @@ def run_ranges(plan: UpdatePlan, live: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedResource) -> dg.SensorResult:
+    """One tick of `new_documents_sensor` (declared below, with its owners): plan, then request."""
     scan = scan_input(graphunified.input_path)
     live = list(context.instance.get_dynamic_partitions(documents_partitions.name))
     hashes = {k: d.content_hash for k, d in scan.documents.items()}
