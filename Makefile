@@ -41,12 +41,15 @@ browser-deps:
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-# The Dagster UI on http://127.0.0.1:3000 for the same data home and input folder.
+# The Dagster UI on http://127.0.0.1:3000 for the same data home and input folder. It starts inside
+# DAGSTER_HOME: started beside the repository-root dagster.yaml (the template) Dagster would warn
+# that the file in the current folder is not the one in use.
 ui: setup
 	mkdir -p $(HOME_DIR)/dagster && cp -n dagster.yaml $(HOME_DIR)/dagster/ || true
-	DAGSTER_HOME=$(abspath $(HOME_DIR))/dagster GRAPHUNIFIED_HOME=$(abspath $(HOME_DIR)) \
+	cd $(HOME_DIR)/dagster && DAGSTER_HOME=$(abspath $(HOME_DIR))/dagster GRAPHUNIFIED_HOME=$(abspath $(HOME_DIR)) \
 	GRAPHUNIFIED_INPUT=$(abspath $(INPUT)) \
-	$(BIN)/python scripts/launch.py $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	$(abspath $(BIN))/python $(abspath scripts/launch.py) $(abspath $(BIN))/dagster dev \
+	-w $(abspath workspace.yaml) -h 127.0.0.1 -p 3000
 
 bench: setup
 	$(BIN)/python bench/ingest.py

@@ -13,6 +13,7 @@ from graphunified_assets.assets import (
     documents,
     embeddings,
     extraction,
+    freshness,
     graph,
     graph_checks,
     graph_elements,
@@ -22,6 +23,7 @@ from graphunified_assets.assets import (
     strategy_indexes,
     vector_index,
 )
+from graphunified_assets.catalog import GLOBAL_GROUPS, OWNERS, with_owners
 from graphunified_assets.executors import executor_from_env
 from graphunified_assets.io_manager import DocumentTablesIOManager
 from graphunified_assets.jobs import index_documents_job, refresh_indexes_job
@@ -34,8 +36,12 @@ from graphunified_assets.sensors import new_documents_sensor
 # the per-document runs that new_documents_sensor launches (one rebuild per batch).
 global_automation = dg.AutomationConditionSensorDefinition(
     "global_tables_automation",
-    target=dg.AssetSelection.groups("graph", "indexes"),
+    target=dg.AssetSelection.groups(*GLOBAL_GROUPS),
     default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Rebuilds the global stage (vectors, graph, indexes, publication) once after "
+    "documents were indexed or removed: declarative automation, one run per batch.",
+    # This sensor class takes no `owners`; the UI shows its metadata instead.
+    metadata={"owners": ", ".join(OWNERS)},
 )
 
 ASSET_MODULES = (
@@ -54,6 +60,7 @@ ASSET_MODULES = (
     remote_snapshot,
     chunk_similarity,
     graph_checks,
+    freshness,
 )
 
 
@@ -62,7 +69,7 @@ def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:
     # Every process that loads the code location (CLI, code server, run workers) logs alike.
     configure_logging(settings.logging)
     return dg.Definitions(
-        assets=dg.load_assets_from_modules(ASSET_MODULES),
+        assets=with_owners([raw_documents.raw_documents, *dg.load_assets_from_modules(ASSET_MODULES)]),
         asset_checks=dg.load_asset_checks_from_modules(ASSET_MODULES),
         jobs=[index_documents_job, refresh_indexes_job],
         sensors=[new_documents_sensor, global_automation],

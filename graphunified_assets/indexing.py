@@ -32,7 +32,8 @@ from graphunified_query.layout import HomeLayout
 # The console logger (text or JSON lines, per settings.logging) at INFO: step-level DEBUG drowns progress.
 _QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 DOCUMENTS_TABLE = "documents"
-INSTANCE_TEMPLATE = Path(__file__).resolve().parent.parent / "dagster.yaml"
+# The instance template is the repository-root dagster.yaml, copied into each home's DAGSTER_HOME.
+INSTANCE_TEMPLATE = Path(__file__).resolve().parents[1] / "dagster.yaml"
 
 
 @dataclass(frozen=True)

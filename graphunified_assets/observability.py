@@ -22,7 +22,8 @@ LLM_FIELDS = (
 
 
 def stage_timing() -> dict[str, dg.MetadataValue]:
-    """``{"seconds": float}``: wall time since the current step started (parse, model calls, writes).
+    """``{"seconds": float}``: wall time since the current step started (parse, model calls, writes),
+    plus, when the step covers a range of documents, ``batch`` saying so (see `batch_scope`).
 
     Read from the step's start event, so an asset needs no timer of its own; outside a Dagster
     step (plain function calls in tests) there is nothing to report.
@@ -38,7 +39,25 @@ def stage_timing() -> dict[str, dg.MetadataValue]:
     starts = [r.event_log_entry.timestamp for r in records if r.event_log_entry.step_key == step_key]
     if not starts:
         return {}
-    return {"seconds": dg.MetadataValue.float(round(time.time() - max(starts), 3))}
+    return {"seconds": dg.MetadataValue.float(round(time.time() - max(starts), 3)), **batch_scope(context)}
+
+
+def batch_scope(context: dg.OpExecutionContext) -> dict[str, dg.MetadataValue]:
+    """A ranged run stores one materialization per document, all with the run's metadata (per
+    partition metadata made Dagster list every partition per call: quadratic). Each partition's
+    page then says the numbers are the batch's, not the document's own."""
+    if not context.has_partition_key_range:
+        return {}
+    first, last = context.partition_key_range.start, context.partition_key_range.end
+    if first == last:
+        return {}
+    count = len(context.partition_keys)
+    return {
+        "batch": dg.MetadataValue.text(
+            f"totals of this run's {count} documents ({first} .. {last}), not this document's own"
+        ),
+        "batch_documents": dg.MetadataValue.int(count),
+    }
 
 
 def llm_usage(client: object | None) -> dict[str, dg.MetadataValue]:

@@ -6,6 +6,8 @@ from typing import Any
 
 import dagster as dg
 
+from graphunified_assets.catalog import deliberate_beta
+
 documents_partitions = dg.DynamicPartitionsDefinition(name="documents")
 
 # Per-document assets run many partitions in one run: Dagster would otherwise start one run
@@ -21,12 +23,13 @@ def per_document_asset(*, table: str, group_name: str, **kwargs: Any) -> Any:
     """`@dg.asset` for a per-document table: one partition per document, batched runs, and the
     per-document Parquet IO manager (``table`` names the folder under ``<home>/tables``)."""
     metadata = {"table": table, **kwargs.pop("metadata", {})}
-    return dg.asset(
-        partitions_def=documents_partitions,
-        backfill_policy=batched_backfill,
-        group_name=group_name,
-        io_manager_key="document_tables",
-        metadata=metadata,
-        kinds={"parquet"},
-        **kwargs,
-    )
+    with deliberate_beta("backfill_policy"):
+        return dg.asset(
+            partitions_def=documents_partitions,
+            backfill_policy=batched_backfill,
+            group_name=group_name,
+            io_manager_key="document_tables",
+            metadata=metadata,
+            kinds={"parquet"},
+            **kwargs,
+        )

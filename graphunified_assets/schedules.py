@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import dagster as dg
 from dagster._utils.schedules import is_valid_cron_string
 
+from graphunified_assets.catalog import OWNERS, deliberate_beta
 from graphunified_assets.jobs import REFRESH_INDEXES, refresh_indexes_job
 from graphunified_query.settings import AutomationSettings, SettingsError
 
@@ -32,14 +33,18 @@ def refresh_schedule(settings: AutomationSettings) -> dg.ScheduleDefinition:
             f"automation.refresh_timezone {settings.refresh_timezone!r} is not a time zone; "
             "use an IANA name such as 'UTC' or 'Europe/Berlin'."
         ) from None
-    return dg.ScheduleDefinition(
-        name=NIGHTLY_REFRESH,
-        job=refresh_indexes_job,
-        cron_schedule=settings.refresh_cron,
-        execution_timezone=settings.refresh_timezone,
-        default_status=(
-            dg.DefaultScheduleStatus.RUNNING if settings.refresh_enabled else dg.DefaultScheduleStatus.STOPPED
-        ),
-        tags={"graphunified/trigger": "schedule"},
-        description=f"Rebuild graph, communities, reports and indexes ({REFRESH_INDEXES}) on a cron.",
-    )
+    with deliberate_beta("owners"):
+        return dg.ScheduleDefinition(
+            name=NIGHTLY_REFRESH,
+            job=refresh_indexes_job,
+            cron_schedule=settings.refresh_cron,
+            execution_timezone=settings.refresh_timezone,
+            default_status=(
+                dg.DefaultScheduleStatus.RUNNING
+                if settings.refresh_enabled
+                else dg.DefaultScheduleStatus.STOPPED
+            ),
+            tags={"graphunified/trigger": "schedule"},
+            description=f"Rebuild graph, communities, reports and indexes ({REFRESH_INDEXES}) on a cron.",
+            owners=OWNERS,
+        )

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 import dagster as dg
 
 from graphunified_assets.assets.raw_documents import observations
+from graphunified_assets.catalog import OWNERS, deliberate_beta
 from graphunified_assets.jobs import (
     CONSOLE_LOGS,
     INDEX_DOCUMENTS,
@@ -34,15 +35,8 @@ def run_ranges(plan: UpdatePlan, live: Sequence[str]) -> list[tuple[str, str]]:
     return contiguous_ranges(ordered, set(plan.pending), max_ranges=MAX_RUNS_PER_TICK)
 
 
-@dg.sensor(
-    jobs=[index_documents_job, refresh_indexes_job],
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Watches the input folder; indexes new or changed documents and removes deleted ones.",
-)
-def new_documents_sensor(
-    context: dg.SensorEvaluationContext, graphunified: GraphUnifiedResource
-) -> dg.SensorResult:
+def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedResource) -> dg.SensorResult:
+    """One tick of `new_documents_sensor` (declared below, with its owners): plan, then request."""
     scan = scan_input(graphunified.input_path)
     live = list(context.instance.get_dynamic_partitions(documents_partitions.name))
     hashes = {k: d.content_hash for k, d in scan.documents.items()}
@@ -85,6 +79,17 @@ def new_documents_sensor(
         dynamic_partitions_requests=partition_requests,
         asset_events=observations({k: hashes[k] for k in plan.pending}),
     )
+
+
+with deliberate_beta("owners"):
+    new_documents_sensor = dg.sensor(
+        name="new_documents_sensor",
+        jobs=[index_documents_job, refresh_indexes_job],
+        minimum_interval_seconds=30,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Watches the input folder; indexes new or changed documents and removes deleted ones.",
+        owners=OWNERS,
+    )(watch_input)
 
 
 def _digest(items: Iterable[str]) -> str:

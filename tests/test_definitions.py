@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import dagster as dg
 
+from graphunified_assets.catalog import FLOW, OWNERS
 from graphunified_assets.definitions import defs
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_definitions_load_with_assets_jobs_sensor_and_checks() -> None:
@@ -24,12 +32,50 @@ def test_definitions_load_with_assets_jobs_sensor_and_checks() -> None:
     assert schedule.default_status == dg.DefaultScheduleStatus.STOPPED
 
 
-def test_every_asset_has_a_group_and_a_description() -> None:
+def test_every_asset_has_a_group_a_kind_a_description_and_an_owner() -> None:
     graph = defs.get_repository_def().asset_graph
     for key in graph.get_all_asset_keys():
         node = graph.get(key)
-        assert node.group_name != "default", key
+        assert node.group_name in FLOW, key
         assert node.description, key
+        assert node.kinds, key
+        assert list(node.owners) == OWNERS, key
+
+
+def test_every_sensor_and_schedule_has_a_description_and_an_owner() -> None:
+    repo = defs.get_repository_def()
+    for definition in [*repo.sensor_defs, *repo.schedule_defs]:
+        assert definition.description, definition.name
+        owners = list(definition.owners or []) or [definition.metadata.get("owners").value]
+        assert owners == OWNERS, definition.name
+
+
+def test_groups_follow_the_data_flow_without_cycles() -> None:
+    # Every dependency points forward (or within a group) in ingest → … → publish, so no two
+    # groups depend on each other.
+    graph = defs.get_repository_def().asset_graph
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        for parent in node.parent_keys:
+            upstream = graph.get(parent).group_name
+            assert FLOW.index(upstream) <= FLOW.index(node.group_name), f"{parent} → {key}"
+
+
+def test_definitions_load_with_warnings_as_errors(tmp_path: Path) -> None:
+    # A fresh interpreter: this process imported the definitions already (and pytest's settings
+    # hide some warnings); any warning at load (beta, deprecation, ours or Dagster's) fails it.
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env |= {"GRAPHUNIFIED_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)}
+    env.pop("GRAPHUNIFIED_EXECUTOR", None)
+    code = (
+        "from graphunified_assets.definitions import defs\n"
+        "repo = defs.get_repository_def()\n"
+        "repo.get_all_jobs(); repo.asset_graph.get_all_asset_keys()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def test_per_document_assets_share_partitions_and_batch_backfills() -> None:

@@ -13,6 +13,7 @@ from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_assets.sensors import partition_range_tags
 from tests.conftest import SAMPLE_DOCS
 
+FRESHNESS = dg.AssetCheckKey(dg.AssetKey("published_snapshot"), "covers_newest_document")
 NUMBER = (dg.IntMetadataValue, dg.FloatMetadataValue)
 # Key entries per asset, beyond the `seconds` every asset reports.
 EXPECTED = {
@@ -55,6 +56,9 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
         ).success
         refresh = refresh_job.execute_in_process(instance=instance)
         assert refresh.success
+        # No storage.publish_uri: remote_snapshot is skipped, not shown as a copy that never happened.
+        assert instance.get_latest_materialization_event(dg.AssetKey("remote_snapshot")) is None
+        assert instance.get_latest_materialization_event(dg.AssetKey("published_snapshot")) is not None
 
         for asset, names in EXPECTED.items():
             metadata = _latest_metadata(instance, asset)
@@ -71,6 +75,13 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
 
         documents = _latest_metadata(instance, "documents")
         assert (documents["new_documents"].value, documents["changed_documents"].value) == (3, 0)
+        # A ranged run's numbers are the batch's, and each partition's page says so.
+        assert documents["batch_documents"].value == 3
+        assert (
+            "3 documents" in documents["batch"].value
+            and "not this document's own" in documents["batch"].value
+        )
+        assert "batch" not in _latest_metadata(instance, "chunk_vectors")  # global: not a batch
         assert _latest_metadata(instance, "chunk_vectors")["documents"].value == 3
         assert _latest_metadata(instance, "extractions")["llm_calls"].value == 0  # offline: zeros, not gaps
         # The graph's asset checks run with the refresh and show their result in the UI.
@@ -79,6 +90,7 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
             "entities_have_live_sources",
             "relationships_are_anchored",
             "community_hierarchy_is_consistent",
+            "covers_newest_document",
         }
         assert all(c.passed for c in checks), [c.check_name for c in checks if not c.passed]
 
@@ -87,3 +99,12 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
         assert index_job.execute_in_process(instance=instance, partition_key="flood.txt").success
         documents = _latest_metadata(instance, "documents")
         assert (documents["new_documents"].value, documents["changed_documents"].value) == (0, 1)
+        assert "batch" not in documents  # one document's run: its numbers are its own
+
+        # The edit is indexed but not yet published: the snapshot's freshness check says so.
+        freshness = dg.define_asset_job("freshness", selection=dg.AssetSelection.checks(FRESHNESS))
+        check_run = dg.Definitions.merge(defs, dg.Definitions(jobs=[freshness]))
+        evaluations = check_run.resolve_job_def("freshness").execute_in_process(instance=instance)
+        (evaluation,) = evaluations.get_asset_check_evaluations()
+        assert not evaluation.passed and evaluation.metadata["newest_document_partition"].value == "flood.txt"
+        assert evaluation.metadata["seconds_behind"].value > 0

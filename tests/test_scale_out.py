@@ -71,7 +71,15 @@ def test_example_instance_configs_validate(deployment: str) -> None:
 def test_unknown_or_missing_executor_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="GRAPHUNIFIED_EXECUTOR='ray' is not an executor"):
         executor_from_env({EXECUTOR_ENV: "ray"})
-    assert executor_from_env({}) is dg.multi_or_in_process_executor
+    # UI, sensor, schedule and automation runs execute like `index`: in the run's own process.
+    assert executor_from_env({}) is dg.in_process_executor
+
+
+def test_multiprocess_executor_forks_from_a_preloaded_server_by_default() -> None:
+    # The default config, not a run config the UI never passes, selects forkserver + preloading.
+    executor = executor_from_env({EXECUTOR_ENV: "multiprocess"})
+    start = executor.config_schema.default_value["multiprocess"]["start_method"]
+    assert start == {"forkserver": {"preload_modules": ["graphunified_assets.definitions"]}}
 
 
 def _index_documents_job() -> dg.JobDefinition:
@@ -103,7 +111,7 @@ def test_multiprocess_executor_runs_the_corpus_within_pool_limits(
     # Step processes rebuild the code location from the environment, as under `dagster dev`.
     monkeypatch.setenv(HOME_ENV, str(home))
     monkeypatch.setenv(INPUT_ENV, str(input_dir))
-    monkeypatch.delenv(EXECUTOR_ENV, raising=False)
+    monkeypatch.setenv(EXECUTOR_ENV, "multiprocess")
     run_config = _load(DEPLOY / "multiprocess" / "run_config.yaml")
     keys = sorted(SAMPLE_DOCS)
     with dg.instance_for_test() as instance:

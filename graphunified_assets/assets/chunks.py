@@ -6,6 +6,8 @@ from collections import Counter
 import dagster as dg
 import pyarrow as pa
 
+from graphunified_assets.catalog import logic_version
+from graphunified_assets.lib import chunking
 from graphunified_assets.lib.chunking import chunk_text
 from graphunified_assets.lib.risk import assess_document
 from graphunified_assets.observability import numeric, stage_timing
@@ -15,7 +17,7 @@ from graphunified_query.providers import load_tokenizer
 from graphunified_query.tables import CHUNKS, CHUNKS_SCHEMA, stable_int_id, text_hash
 
 
-@per_document_asset(table=CHUNKS, group_name="ingest")
+@per_document_asset(table=CHUNKS, group_name="ingest", code_version=logic_version(chunking))
 def chunks(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, documents: pa.Table
 ) -> pa.Table:

@@ -2,6 +2,9 @@
 
 import dagster as dg
 
+from graphunified_assets.catalog import logic_version
+from graphunified_assets.lib.graph import communities as community_tables
+from graphunified_assets.lib.graph import leiden
 from graphunified_assets.lib.graph.communities import communities_table
 from graphunified_assets.lib.graph.leiden import (
     LeidenParameters,
@@ -20,6 +23,7 @@ CLUSTERING_STATE = "community_clustering"
 
 @dg.asset(
     group_name="graph",
+    code_version=logic_version(leiden, community_tables),
     kinds={"parquet"},
     deps=[ENTITIES, RELATIONSHIPS],
     automation_condition=after_documents_change,

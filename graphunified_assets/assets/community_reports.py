@@ -5,8 +5,11 @@ import lancedb
 import pyarrow.compute as pc
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
+from graphunified_assets.catalog import logic_version
 from graphunified_assets.failure_metadata import failure_metadata
 from graphunified_assets.lib.index_state import IndexState
+from graphunified_assets.lib.reports import build, extractive
+from graphunified_assets.lib.reports import context as report_context
 from graphunified_assets.lib.reports.build import build_reports
 from graphunified_assets.lib.reports.extractive import ExtractiveReporter
 from graphunified_assets.observability import llm_usage, stage_timing
@@ -20,6 +23,7 @@ STAGE = "report"  # the failures table's stage for communities whose report fell
 
 @dg.asset(
     group_name="graph",
+    code_version=logic_version(build, report_context, extractive),
     kinds={"parquet"},
     deps=[COMMUNITIES, ENTITIES, RELATIONSHIPS, CHUNK_VECTORS],
     automation_condition=after_documents_change,

@@ -5,8 +5,10 @@ import time
 import dagster as dg
 import pyarrow as pa
 
+from graphunified_assets.catalog import logic_version
 from graphunified_assets.failure_metadata import failure_metadata, record_failures
 from graphunified_assets.io_manager import without_partitions
+from graphunified_assets.lib.extraction import offline_extractor, offline_facts
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, document_failures
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
@@ -20,7 +22,12 @@ from graphunified_query.tables import EXTRACTIONS, EXTRACTIONS_SCHEMA, contextua
 STAGE = "extract"  # the failures table's stage for documents whose extraction failed
 
 
-@per_document_asset(table=EXTRACTIONS, group_name="extract", pool="llm")
+@per_document_asset(
+    table=EXTRACTIONS,
+    group_name="extract",
+    pool="llm",
+    code_version=logic_version(offline_extractor, offline_facts),
+)
 def extractions(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, chunks: pa.Table
 ) -> pa.Table:

@@ -4,6 +4,8 @@ import dagster as dg
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphunified_assets.catalog import logic_version
+from graphunified_assets.lib.graph import edges, synonyms
 from graphunified_assets.lib.graph.edges import graph_edges
 from graphunified_assets.lib.graph.synonyms import synonym_edges
 from graphunified_assets.observability import markdown_table, numeric, stage_timing
@@ -17,6 +19,7 @@ UNNAMED_TYPES = ("DATE",)
 
 @dg.asset(
     group_name="graph",
+    code_version=logic_version(edges, synonyms),
     kinds={"parquet"},
     deps=[ENTITIES, RELATIONSHIPS],
     automation_condition=after_documents_change,

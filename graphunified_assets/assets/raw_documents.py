@@ -1,30 +1,26 @@
 """`raw_documents`: the input files as Dagster sees them — one data version (content hash) each.
 
-Observing it (the sensor does, for new and changed files; the UI's "Observe" button does for
-all) tells Dagster which `documents` partitions are stale, so the UI shows exactly what an
-edit invalidated.
+An external asset: nothing in Dagster produces the files. The sensor (each tick, for new and
+changed files) and `index` report an observation per document carrying its content hash as the
+data version, which tells Dagster which `documents` partitions are stale, so the UI shows exactly
+what an edit invalidated.
 """
 
 import dagster as dg
 
-from graphunified_assets.lib.sources import scan_input
+from graphunified_assets.catalog import INGEST
 from graphunified_assets.partitions import documents_partitions
 
 RAW_DOCUMENTS = dg.AssetKey("raw_documents")
 
-
-@dg.observable_source_asset(
+raw_documents = dg.AssetSpec(
+    RAW_DOCUMENTS,
     partitions_def=documents_partitions,
-    group_name="ingest",
-    required_resource_keys={"graphunified"},
-    description="Input files; each partition's data version is the document's content hash.",
+    group_name=INGEST,
+    kinds={"file"},
+    description="Input files (txt, md, jsonl, pdf); each partition's data version is the document's "
+    "content hash, observed by new_documents_sensor and `index`.",
 )
-def raw_documents(context: dg.OpExecutionContext) -> dg.DataVersionsByPartition:
-    scan = scan_input(context.resources.graphunified.input_path)
-    live = context.instance.get_dynamic_partitions(documents_partitions.name)
-    return dg.DataVersionsByPartition(
-        {key: dg.DataVersion(scan.documents[key].content_hash) for key in live if key in scan.documents}
-    )
 
 
 def observations(hashes: dict[str, str]) -> list[dg.AssetObservation]:

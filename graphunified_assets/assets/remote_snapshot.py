@@ -1,6 +1,7 @@
 """Asset: the published generation, copied to object storage when `storage.publish_uri` is set."""
 
 import os
+from collections.abc import Iterator
 
 import dagster as dg
 
@@ -14,23 +15,26 @@ from graphunified_query.publication import current
 
 
 @dg.asset(
-    group_name="indexes",
+    group_name="publish",
     kinds={"s3", "parquet", "lancedb"},
     deps=["published_snapshot"],
     automation_condition=after_documents_change,
+    # Without a publish_uri the step is skipped: the UI must not show a copy that never happened.
+    output_required=False,
 )
 def remote_snapshot(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource
-) -> dg.MaterializeResult:
+) -> Iterator[dg.MaterializeResult]:
     """Copies the published generation to `storage.publish_uri` (s3://bucket/prefix) so that
     `ask --home s3://…` and `serve` work on other machines: Parquet through pyarrow's S3
     filesystem, LanceDB tables opened by LanceDB at their recorded versions, `CURRENT` last.
-    Unchanged files are copied server-side, LanceDB files only once. Without a publish_uri it
-    records that nothing was copied."""
+    Unchanged files are copied server-side, LanceDB files only once. Skipped (not materialized)
+    while `storage.publish_uri` is not set."""
     settings, layout = graphunified.settings, graphunified.layout
     uri = settings.storage.publish_uri
     if uri is None:
-        return dg.MaterializeResult(metadata={"published_to": "nowhere: storage.publish_uri is not set"})
+        context.log.info("skipped: storage.publish_uri is not set, so there is nothing to copy")
+        return
     generation = current(layout, rebuild_hint=refresh_command(layout.home))
     files = ObjectFiles(ObjectStore.at(uri, settings.storage, os.environ))
     report = mirror(layout, generation, files)
@@ -39,7 +43,7 @@ def remote_snapshot(
         f"({report.uploaded_bytes} bytes), {report.copied_files} copied in the store, "
         f"{report.lance_files} LanceDB files new"
     )
-    return dg.MaterializeResult(
+    yield dg.MaterializeResult(
         metadata={
             "published_to": dg.MetadataValue.url(uri),
             "generation": report.generation,

@@ -149,7 +149,7 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
 
 
 @dg.asset(
-    group_name="indexes",
+    group_name="publish",
     kinds={"parquet", "lancedb"},
     deps=[
         CHUNK_VECTORS,

@@ -27,7 +27,7 @@ PER_DOCUMENT_TABLES = (DOCUMENTS, CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
 CHUNK_VECTORS = "chunk_vectors"
 
 
-@dg.asset(group_name="indexes", kinds={"lancedb"}, automation_condition=after_documents_change)
+@dg.asset(group_name="vectors", kinds={"lancedb"}, automation_condition=after_documents_change)
 def chunk_vectors(
     context: dg.AssetExecutionContext,
     graphunified: GraphUnifiedResource,
