@@ -26,7 +26,7 @@ from graphunified_assets.lib.update_plan import UpdatePlan, plan_update
 from graphunified_assets.partitions import documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_assets.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
-from graphunified_assets.store_check import check_store
+from graphunified_assets.store_check import check_sqlite_files, check_store
 from graphunified_query.layout import HomeLayout
 
 # The console logger (text or JSON lines, per settings.logging) at INFO: step-level DEBUG drowns progress.
@@ -87,7 +87,7 @@ def _index(
     for run_id in refuse_foreign_runs(instance, layout.home):
         echo(f"marked Dagster run {run_id} as failed: the `index` running it was stopped or killed")
     check = check_store(layout, (DOCUMENTS_TABLE, *DOWNSTREAM_TABLES))
-    for message in check.messages():
+    for message in [*check_sqlite_files(layout), *check.messages()]:
         echo(message)
     scan = scan_input(resource.input_path)
     for problem in scan.problems:
@@ -113,6 +113,9 @@ def _index(
     if unfinished:
         echo("the last global refresh did not finish; it is redone")
     refresh = refresh or unfinished or bool(check.damaged_globals) or bool(ranges) or bool(plan.removed)
+    if not refresh and (damage := published_damage(layout)):
+        echo(f"{damage}; the global refresh rebuilds it")
+        refresh = True
     if refresh or _global_outputs_missing(layout):
         layout.refresh_pending.touch()  # before any change: a crash from here on redoes the refresh
     if plan.new:
@@ -150,6 +153,22 @@ _GLOBAL_VECTOR_TABLES = (
 def _global_outputs_missing(layout: HomeLayout) -> bool:
     """An interrupted or older build: some index the query side needs is not there yet."""
     return not all((layout.lancedb / f"{name}.lance").exists() for name in _GLOBAL_VECTOR_TABLES)
+
+
+def published_damage(layout: HomeLayout) -> str | None:
+    """What readers would fail on: load the published generation exactly as `ask` does (every
+    published file, LanceDB table at its version, BM25/PPR index); None when it loads or was
+    never built (the build then makes it)."""
+    from graphunified_query.snapshot import IndexNotBuilt, StoreDamaged
+    from graphunified_query.snapshot_loader import load_snapshot
+
+    try:
+        load_snapshot(layout.home)
+    except StoreDamaged as error:
+        return str(error).split("; rebuild")[0].split("; run `")[0]
+    except IndexNotBuilt:
+        return None
+    return None
 
 
 def run_job(

@@ -15,6 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graphunified_query.layout import HomeLayout
+from graphunified_query.sqlite_files import open_rebuildable
+
 _SCHEMA = """
 create table if not exists indexed_documents (document_id text primary key, content_hash text not null);
 create table if not exists failures (
@@ -35,9 +41,11 @@ class Failure:
 class IndexState:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.executescript(_SCHEMA)
+        db, damaged = open_rebuildable(path, lambda db: db.executescript(_SCHEMA), timeout=60)
+        db.close()
+        self.repaired = damaged  # the warning naming the damaged file, or None
+        if damaged:
+            self.mark_indexed(hashes_in_tables(path.parent))
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -89,3 +97,19 @@ class IndexState:
                 "select source, stage, reason, recorded_at from failures order by source, stage"
             )
             return [Failure(*row) for row in rows]
+
+
+def hashes_in_tables(home: Path) -> dict[str, str]:
+    """What `documents` wrote, from its files: a lost state costs no re-indexing (failures are
+    found again by the next run, as their documents have no files)."""
+    folder = HomeLayout.at(home).partition_dir("documents")
+    hashes: dict[str, str] = {}
+    for path in folder.glob("*.parquet") if folder.is_dir() else []:
+        try:
+            table = pq.read_table(path, columns=["id", "content_hash"])
+        except (OSError, pa.ArrowException):
+            continue  # a damaged file: its document is redone
+        hashes.update(
+            zip(table.column("id").to_pylist(), table.column("content_hash").to_pylist(), strict=True)
+        )
+    return hashes
