@@ -114,9 +114,11 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
         if missing:
             context.log.warning(f"{missing} partition(s) of {table_name} are not materialized; skipping them")
         if not present:
+            # Usually every document of the run failed upstream (a provider outage): say so.
             raise dg.Failure(
-                f"No materialized partitions of '{table_name}' under {layout.partition_dir(table_name)}. "
-                "Materialize the upstream asset first (python -m graphunified_assets index)."
+                f"No document of this run has '{table_name}' data: each failed at an earlier step or was "
+                f"not processed. `python -m graphunified_assets status --home {layout.home}` lists the "
+                "failures; fix their cause (provider, key, input) and re-run `index`."
             )
         # One dataset read is far faster than thousands of single-file reads.
         return pq.ParquetDataset(present).read()
