@@ -18,7 +18,9 @@ from graphunified_assets.assets.raw_documents import observations
 from graphunified_assets.build import build_definitions
 from graphunified_assets.home_lock import HomeLock, home_lock, refuse_foreign_runs, run_tags
 from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
+from graphunified_assets.lib.extraction.cache_purge import purge_removed
 from graphunified_assets.lib.extraction.estimate import estimate_extraction
+from graphunified_assets.lib.extraction.selection import extraction_provider
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.lib.readers import read_documents
 from graphunified_assets.lib.sources import InputProblem, scan_input
@@ -94,6 +96,8 @@ def _index(
         echo(f"skipped {problem.source}: {problem.reason}")
     state = IndexState(layout.index_state)
     state.replace_failures("scan", [(p.source, p.reason) for p in scan.problems])
+    if refresh:
+        state.retry_parse_failures()  # after an upgrade a parser may read what it could not
     live = list(instance.get_dynamic_partitions(documents_partitions.name))
     plan = plan_update(
         {k: d.content_hash for k, d in scan.documents.items()},
@@ -108,6 +112,9 @@ def _index(
         parsed, _ = read_documents(pending, resource.input_path)
         estimate = estimate_extraction((d.text for d in parsed), resource.settings)
         echo(estimate.describe(resource.settings.llm.budget_usd))
+    offline = extraction_provider(resource.settings, resource.anthropic_api_key) == "offline"
+    if plan.removed and offline and (purged := purge_removed(resource.extractor(), layout, plan.removed)):
+        echo(f"forgot {purged} cached extraction(s) of removed documents")  # before their files go
     ranges = run_ranges(plan, live)
     unfinished = layout.refresh_pending.exists()
     if unfinished:

@@ -27,6 +27,7 @@ create table if not exists failures (
     source text not null, stage text not null, reason text not null, recorded_at text not null,
     primary key (source, stage)
 );
+create table if not exists parse_failed (document_id text primary key, content_hash text not null);
 """
 
 
@@ -66,10 +67,24 @@ class IndexState:
             db.executemany("insert or replace into indexed_documents values (?, ?)", hashes.items())
 
     def forget(self, document_ids: Iterable[str]) -> None:
+        ids = [(d,) for d in document_ids]
         with self._connect() as db:
-            db.executemany(
-                "delete from indexed_documents where document_id = ?", ((d,) for d in document_ids)
-            )
+            db.executemany("delete from indexed_documents where document_id = ?", ids)
+            db.executemany("delete from parse_failed where document_id = ?", ids)
+
+    def mark_parse_failed(self, hashes: dict[str, str], parsed: Iterable[str]) -> None:
+        """Content that failed to parse: not retried (nor a refresh run) until it changes."""
+        with self._connect() as db:
+            db.executemany("delete from parse_failed where document_id = ?", ((d,) for d in parsed))
+            db.executemany("insert or replace into parse_failed values (?, ?)", hashes.items())
+
+    def parse_failed_hashes(self) -> dict[str, str]:
+        with self._connect() as db:
+            return dict(db.execute("select document_id, content_hash from parse_failed"))
+
+    def retry_parse_failures(self) -> None:
+        with self._connect() as db:
+            db.execute("delete from parse_failed")
 
     def record_failures(self, stage: str, failures: Iterable[tuple[str, str]]) -> None:
         now = datetime.now(UTC).isoformat(timespec="seconds")

@@ -71,7 +71,7 @@ def test_the_key_follows_the_extraction_settings(tmp_path: Path) -> None:
             settings, anthropic_api_key=None, llm_cache=tmp_path / "llm", extraction_cache=tmp_path / "x"
         )
         assert isinstance(extractor, CachedExtractor)
-        return extractor._key(MILL)
+        return extractor.key(MILL)
 
     base = Settings.model_validate({"llm": {"provider": "offline"}})
     tuned = Settings.model_validate(

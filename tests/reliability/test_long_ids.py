@@ -16,6 +16,7 @@ import pytest
 from graphunified_assets.cli import main as index_main
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_query.layout import HomeLayout, is_partition_file_stem
+from graphunified_query.providers.llm_cache import LLMCache
 from tests.conftest import SAMPLE_DOCS
 
 CHINESE = "河流泛滥的历史记录" * 4 + ".txt"  # 36 characters, 108 bytes, 324 once percent-encoded
@@ -52,10 +53,12 @@ def test_long_chinese_names_deep_folders_and_long_jsonl_ids_all_index(tmp_path: 
     chunk_ids = {row["document_id"] for p in files for row in pq.read_table(p).to_pylist()}
     assert long_ids <= chunk_ids  # the id itself is kept in the table
 
-    (root / DEEP).unlink()  # removing a long-named document prunes its files and its state
+    cached = len(LLMCache(layout.extraction_cache))
+    (root / DEEP).unlink()  # removing a long-named document prunes its files, state and cached text
     _index(root, home)
     assert DEEP not in IndexState(layout.index_state).indexed_hashes()
     assert not layout.partition_path("text_units", DEEP).exists()
+    assert len(LLMCache(layout.extraction_cache)) == cached - 1  # its one chunk's extraction
 
 
 def test_a_home_with_percent_encoded_file_names_is_renamed_not_reindexed(
