@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -56,7 +57,7 @@ def run(workdir: Path) -> list[Row]:
     }  # fmt: skip
     rows = [_long_ids(workdir / "long-ids", corpus), _long_heading()]
     for name, damage in damages.items():
-        home = workdir / name.split(" ")[-1].strip("()").replace("/", "-")
+        home = workdir / re.sub(r"\W+", "-", name).strip("-")
         shutil.copytree(baseline, home, symlinks=True)
         damage(HomeLayout.at(home))
         started = time.perf_counter()
