@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from graphunified_assets import config_cli, tuning_cli
-from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.settings import SettingsError
 
@@ -29,6 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     status_cmd = commands.add_parser("status", help="what is indexed and what failed")
     status_cmd.add_argument("--home", default="data")
+    status_cmd.add_argument("--input", help="input folder whose next `index` to preview (default: settings)")
     export_cmd = commands.add_parser("export-graphrag", help="write the index as a GraphRAG v3 output folder")
     export_cmd.add_argument("out", help="folder to write the GraphRAG tables to (created if missing)")
     export_cmd.add_argument("--home", default="data")
@@ -45,6 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     tuning_cli.add_parsers(commands)  # tune, extraction-report
     config_cli.add_parsers(commands)  # init, settings-reference
     args = parser.parse_args(argv)
+    if problem := argument_problem(args):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     if args.command in config_cli.COMMANDS:  # no home or settings needed
         return config_cli.run(args)
     resource = GraphUnifiedResource(
@@ -71,6 +74,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def argument_problem(args: argparse.Namespace) -> str | None:
+    """Arguments no command can use, said in one line (they used to end in a traceback)."""
+    for name, value in vars(args).items():
+        if isinstance(value, str) and not _is_utf8(value):
+            return f"--{name} {value.encode('utf-8', 'replace').decode()!r} is not valid UTF-8; rename it"
+    home = getattr(args, "home", None)
+    if home is not None and Path(home).exists() and not Path(home).is_dir():
+        return f"--home {home} is a file; pass a folder (it is created if missing)"
+    return None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # argv bytes that were not UTF-8 arrive as lone surrogates
+        return False
+    return True
+
+
 def _index(resource: GraphUnifiedResource, *, refresh: bool = False) -> int:
     import dagster
 
@@ -90,6 +112,10 @@ def _index(resource: GraphUnifiedResource, *, refresh: bool = False) -> int:
     except RuntimeError as error:  # a failed run: its message says where to look and what to do
         fail(str(error))
         return 1
+    except OSError as error:  # a full disk, a read-only home: outside any run
+        where = error.filename or resource.layout.home
+        fail(f"cannot write {where} ({error.strerror}); free space or fix permissions, then re-run `index`")
+        return 1
     echo(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
     _status(resource, echo)
     return 0
@@ -99,10 +125,19 @@ def _export_graphrag(resource: GraphUnifiedResource, out: Path) -> int:
     from graphunified_assets.graphrag_io import export_graphrag
     from graphunified_query.parquet_store import StoreError
 
+    if out.exists() and not out.is_dir():
+        print(f"error: {out} is a file; pass a folder to write the GraphRAG tables to", file=sys.stderr)
+        return 2
     try:
         report = export_graphrag(resource.layout.home, out)
     except StoreError as error:  # no index yet: the message names the file and the command
         print(f"error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(
+            f"error: cannot write to {out} ({error.strerror}); check the folder and free space",
+            file=sys.stderr,
+        )
         return 1
     print(report.summary())
     return 0
@@ -157,9 +192,7 @@ def _import_graphrag(resource: GraphUnifiedResource, folder: Path) -> int:
 
 
 def _status(resource: GraphUnifiedResource, echo: Callable[[str], None] = print) -> int:
-    state = IndexState(resource.layout.index_state)
-    indexed = state.indexed_hashes()
-    echo(f"{len(indexed)} documents indexed in {resource.layout.home}")
-    for failure in state.failures():
-        echo(f"  failed [{failure.stage}] {failure.source}: {failure.reason}")
+    from graphunified_assets.home_status import print_status
+
+    print_status(resource.layout, resource.input_path, echo)
     return 0

@@ -18,6 +18,7 @@ from graphunified_assets.assets.raw_documents import observations
 from graphunified_assets.build import build_definitions
 from graphunified_assets.home_lock import HomeLock, home_lock, refuse_foreign_runs, run_tags
 from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
+from graphunified_assets.lib.extraction.cache_purge import purge_removed
 from graphunified_assets.lib.extraction.estimate import estimate_extraction
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.lib.readers import read_documents
@@ -26,8 +27,9 @@ from graphunified_assets.lib.update_plan import UpdatePlan, plan_update
 from graphunified_assets.partitions import documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_assets.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
-from graphunified_assets.store_check import check_store
+from graphunified_assets.store_check import check_sqlite_files, check_store
 from graphunified_query.layout import HomeLayout
+from graphunified_query.providers.registry import OFFLINE
 
 # The console logger (text or JSON lines, per settings.logging) at INFO: step-level DEBUG drowns progress.
 _QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
@@ -88,13 +90,15 @@ def _index(
     for run_id in refuse_foreign_runs(instance, layout.home):
         echo(f"marked Dagster run {run_id} as failed: the `index` running it was stopped or killed")
     check = check_store(layout, (DOCUMENTS_TABLE, *DOWNSTREAM_TABLES))
-    for message in check.messages():
+    for message in [*check_sqlite_files(layout), *check.messages()]:
         echo(message)
     scan = scan_input(resource.input_path)
     for problem in scan.problems:
         echo(f"skipped {problem.source}: {problem.reason}")
     state = IndexState(layout.index_state)
     state.replace_failures("scan", [(p.source, p.reason) for p in scan.problems])
+    if refresh:
+        state.retry_parse_failures()  # after an upgrade a parser may read what it could not
     live = list(instance.get_dynamic_partitions(documents_partitions.name))
     plan = plan_update(
         {k: d.content_hash for k, d in scan.documents.items()},
@@ -109,11 +113,17 @@ def _index(
         parsed, _ = read_documents(pending, resource.input_path)
         estimate = estimate_extraction((d.text for d in parsed), resource.settings)
         echo(estimate.describe(resource.settings.llm.budget_usd))
+    offline = resource.llm_provider() == OFFLINE
+    if plan.removed and offline and (purged := purge_removed(resource.extractor(), layout, plan.removed)):
+        echo(f"forgot {purged} cached extraction(s) of removed documents")  # before their files go
     ranges = run_ranges(plan, live)
     unfinished = layout.refresh_pending.exists()
     if unfinished:
         echo("the last global refresh did not finish; it is redone")
     refresh = refresh or unfinished or bool(check.damaged_globals) or bool(ranges) or bool(plan.removed)
+    if not refresh and (damage := published_damage(layout)):
+        echo(f"{damage}; the global refresh rebuilds it")
+        refresh = True
     if refresh or _global_outputs_missing(layout):
         layout.refresh_pending.touch()  # before any change: a crash from here on redoes the refresh
     if plan.new:
@@ -151,6 +161,22 @@ _GLOBAL_VECTOR_TABLES = (
 def _global_outputs_missing(layout: HomeLayout) -> bool:
     """An interrupted or older build: some index the query side needs is not there yet."""
     return not all((layout.lancedb / f"{name}.lance").exists() for name in _GLOBAL_VECTOR_TABLES)
+
+
+def published_damage(layout: HomeLayout) -> str | None:
+    """What readers would fail on: load the published generation exactly as `ask` does (every
+    published file, LanceDB table at its version, BM25/PPR index); None when it loads or was
+    never built (the build then makes it)."""
+    from graphunified_query.snapshot import IndexNotBuilt, StoreDamaged
+    from graphunified_query.snapshot_loader import load_snapshot
+
+    try:
+        load_snapshot(layout.home)
+    except StoreDamaged as error:
+        return str(error).split("; rebuild")[0].split("; run `")[0]
+    except IndexNotBuilt:
+        return None
+    return None
 
 
 def run_job(

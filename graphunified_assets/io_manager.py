@@ -23,6 +23,7 @@ from graphunified_query.parquet_store import write_table_atomic
 # them (a stale one is removed), so they stay "incomplete" and the next `index` retries them.
 # Without it, a partition key with no rows gets an empty table (a document with nothing in it).
 FAILED_PARTITIONS = b"graphunified.failed_partitions"
+WRITE_STAGE = "write"  # failures to store one document's file (recorded; the rest of the batch goes on)
 
 
 def without_partitions(table: pa.Table, keys: Iterable[str]) -> pa.Table:
@@ -74,16 +75,28 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
         keys = context.asset_partition_keys
         ids = obj.column(column)
         parts = _split_by(obj, column) if len(keys) > 1 else {keys[0]: obj} if keys else {}
+        unwritten: dict[str, str] = {}
         for key in keys:
             path = layout.partition_path(table_name, key)
             if key in failed:
                 path.unlink(missing_ok=True)  # an older version's rows must not stand in for it
                 continue
-            write_table_atomic(path, parts.get(key, obj.schema.empty_table()), durable=False)
+            try:
+                write_table_atomic(path, parts.get(key, obj.schema.empty_table()), durable=False)
+            except OSError as error:  # one document's file must not fail the whole batch
+                unwritten[key] = f"could not write {path}: {error.strerror or error}"
+                path.unlink(missing_ok=True)
+        if unwritten and len(unwritten) == len(set(keys) - failed):
+            # Nothing could be written (a full disk, a read-only home): the run fails and says why.
+            raise dg.Failure(f"{table_name}: {next(iter(unwritten.values()))}; free space or fix the home")
+        failed |= set(unwritten)
+        state = IndexState(layout.index_state)
+        state.clear_failures(WRITE_STAGE, [k for k in keys if k not in failed])
+        state.record_failures(WRITE_STAGE, unwritten.items())
         if "content_hash" in obj.column_names:
             # Only after the files are safely on disk does a document count as indexed.
             hashes = dict(zip(ids.to_pylist(), obj.column("content_hash").to_pylist(), strict=True))
-            IndexState(layout.index_state).mark_indexed(hashes)
+            state.mark_indexed({d: h for d, h in hashes.items() if d not in unwritten})
         context.add_output_metadata(
             {
                 "rows": dg.MetadataValue.int(obj.num_rows),
@@ -101,9 +114,11 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
         if missing:
             context.log.warning(f"{missing} partition(s) of {table_name} are not materialized; skipping them")
         if not present:
+            # Usually every document of the run failed upstream (a provider outage): say so.
             raise dg.Failure(
-                f"No materialized partitions of '{table_name}' under {layout.partition_dir(table_name)}. "
-                "Materialize the upstream asset first (python -m graphunified_assets index)."
+                f"No document of this run has '{table_name}' data: each failed at an earlier step or was "
+                f"not processed. `python -m graphunified_assets status --home {layout.home}` lists the "
+                "failures; fix their cause (provider, key, input) and re-run `index`."
             )
         # One dataset read is far faster than thousands of single-file reads.
         return pq.ParquetDataset(present).read()

@@ -15,7 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphunified_query.layout import HomeLayout
+from graphunified_assets.lib.index_state import IndexState, hashes_in_tables
+from graphunified_query.layout import HomeLayout, is_partition_file_stem, legacy_document_id
+from graphunified_query.sqlite_files import check_rebuildable
 
 _MAGIC = b"PAR1"
 
@@ -43,9 +45,34 @@ def check_store(layout: HomeLayout, per_document_tables: Iterable[str]) -> Store
     for table in per_document_tables:
         folder = layout.partition_dir(table)
         if folder.is_dir():
+            _rename_legacy(layout, table)
             damaged_documents += _remove_damaged(folder.glob("*.parquet"))
     damaged_globals = _remove_damaged(layout.tables.glob("*.parquet")) if layout.tables.is_dir() else []
     return StoreCheck(leftovers, damaged_documents, damaged_globals)
+
+
+def check_sqlite_files(layout: HomeLayout) -> list[str]:
+    """Caches and the index state: a damaged one is moved aside (one line each, naming it) and
+    starts empty, the state refilled from the documents table, so no run fails inside a step."""
+    messages = []
+    for path in (layout.extraction_cache, layout.embedding_cache, layout.llm_cache, layout.index_state):
+        if (message := check_rebuildable(path)) is not None:
+            messages.append(message)
+            if path == layout.index_state:
+                IndexState(path).mark_indexed(hashes_in_tables(layout.home))
+    return messages
+
+
+def _rename_legacy(layout: HomeLayout, table: str) -> None:
+    """Homes written before digest file names: give each percent-encoded file its digest name."""
+    for path in layout.partition_dir(table).glob("*.parquet"):
+        if is_partition_file_stem(path.stem):
+            continue
+        target = layout.partition_path(table, legacy_document_id(path.stem))
+        if target.exists():
+            path.unlink(missing_ok=True)  # the digest-named file is the newer one
+        else:
+            path.rename(target)
 
 
 def is_parquet_intact(path: Path) -> bool:

@@ -186,5 +186,10 @@ def _human(response: Any) -> str:
     lines.append("Sources:")
     for n, context in enumerate(response.contexts, start=1):
         snippet = " ".join(context.text.split())[:160]
-        lines.append(f"[{n}] {context.source} ({context.kind}, score {context.score:.3f})\n    {snippet}")
+        level = context.metadata.get("risk_level", "low")
+        flags = ", ".join(context.metadata.get("risk_flags", []))
+        risk = f" RISK {level}: {flags}" if level != "low" else ""  # shown with --show-risky
+        lines.append(
+            f"[{n}] {context.source} ({context.kind}, score {context.score:.3f}){risk}\n    {snippet}"
+        )
     return "\n".join(lines)

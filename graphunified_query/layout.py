@@ -6,9 +6,11 @@ Parquet file per document partition; global tables are one Parquet file each.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 
 @dataclass(frozen=True)
@@ -87,12 +89,24 @@ class HomeLayout:
         return self.home / "index.lock"
 
 
+_STEM = re.compile(r"[0-9a-f]{32}")
+
+
 def partition_file_stem(document_id: str) -> str:
-    """A reversible, file-name-safe spelling of a document id (ids may contain '/' and '#')."""
-    return quote(document_id, safe="")
+    """A fixed-length file name for a document id: any legal path or JSONL id fits a file system.
+
+    Ids may contain '/', '#' and hundreds of bytes (a deep folder, a long Chinese file name), so the
+    name is a digest; the id itself is the `document_id` column inside the file.
+    """
+    return hashlib.sha256(document_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def document_id_from_stem(stem: str) -> str:
+def is_partition_file_stem(stem: str) -> bool:
+    return _STEM.fullmatch(stem) is not None
+
+
+def legacy_document_id(stem: str) -> str:
+    """The id of a file written before digest names (its name was the percent-encoded id)."""
     return unquote(stem)
 
 

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from graphunified_query.aliases import ALIASES_FILE
 from graphunified_query.lance_versions import tag_generation, untag_generations
-from graphunified_query.layout import HomeLayout, refresh_command
+from graphunified_query.layout import HomeLayout, build_command, refresh_command
 from graphunified_query.parquet_store import StoreError, read_table
 from graphunified_query.settings import SETTINGS_FILE_NAME
 
@@ -106,6 +106,11 @@ def current(layout: HomeLayout, *, rebuild_hint: str) -> Generation:
     try:
         number = int(pointer.read_text(encoding="utf-8").strip())
     except FileNotFoundError:
+        if kept := _generations(layout):  # published before: the live files may be mid-rebuild
+            raise StoreError(
+                f"{pointer} is missing although generations {kept} were published; readers do not "
+                f"guess which is whole: run `{build_command(layout.home)}` (it republishes)."
+            ) from None
         return Generation(layout)
     except (ValueError, OSError) as error:
         raise StoreError(f"{pointer} is unreadable ({error}); rebuild with `{rebuild_hint}`.") from None

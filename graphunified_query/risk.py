@@ -22,6 +22,7 @@ SUSPICIOUS_LINKS = "suspicious_links"
 OVERSIZED_PARAGRAPH = "oversized_paragraph"
 OVERSIZED_CODE_BLOCK = "oversized_code_block"
 DOCUMENT_BLOCKED = "document_blocked"
+HIDDEN_TEXT = "hidden_text"  # text the model reads but a reader does not see (styles, comments, invisibles)
 
 
 def rank(level: str | None) -> int:

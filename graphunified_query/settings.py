@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from graphunified_query.risk import RiskLevel
+from graphunified_query.server_settings import ServerSettings
 
 ENV_PREFIX = "GRAPHUNIFIED__"
 SETTINGS_FILE_NAME = "settings.yaml"
@@ -30,7 +31,12 @@ class _Section(BaseModel):
 
 
 class ChunkingSettings(_Section):
-    size: int = Field(512, ge=16, description="Chunk size in tokens of the embedding model's tokenizer.")
+    size: int = Field(
+        512,
+        ge=16,
+        le=8192,  # no embedding model reads more in one input (local: embedding.max_length)
+        description="Chunk size in tokens of the embedding model's tokenizer.",
+    )
     overlap: int = Field(128, ge=0, description="Tokens shared by consecutive chunks.")
     min_size: int = Field(100, ge=1, description="A trailing chunk smaller than this is merged backwards.")
 
@@ -330,6 +336,7 @@ class Settings(_Section):
     storage: StorageSettings = StorageSettings()
     logging: LoggingSettings = LoggingSettings()
     automation: AutomationSettings = AutomationSettings()
+    server: ServerSettings = ServerSettings()
 
 
 def load_settings(
@@ -372,6 +379,14 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise SettingsError(f"Settings file {path} does not exist.") from None
     except yaml.YAMLError as error:
         raise SettingsError(f"Settings file {path} is not valid YAML: {error}") from None
+    except UnicodeDecodeError as error:
+        raise SettingsError(
+            f"Settings file {path} is not valid UTF-8 (byte {error.start}); save it as UTF-8."
+        ) from None
+    except IsADirectoryError:
+        raise SettingsError(f"Settings file {path} is a folder; it must be a YAML file.") from None
+    except OSError as error:
+        raise SettingsError(f"Settings file {path} cannot be read ({error.strerror}).") from None
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):

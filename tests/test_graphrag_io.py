@@ -227,6 +227,17 @@ def test_missing_required_column_names_file_and_column(exported: Path, tmp_path:
     assert not (tmp_path / "home" / "tables").exists()  # nothing written before validation passes
 
 
+def test_a_column_of_the_wrong_type_is_one_error_naming_the_folder(exported: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "wrong-type"
+    shutil.copytree(exported, folder)
+    words = lambda t: t.set_column(  # noqa: E731
+        t.schema.get_field_index("weight"), "weight", pa.array(["heavy"] * t.num_rows)
+    )
+    _rewrite(folder / "relationships.parquet", words)
+    with pytest.raises(GraphRAGFormatError, match=r"wrong-type: a column does not have GraphRAG's type"):
+        import_graphrag(folder, GraphUnifiedResource(home=str(tmp_path / "home")), echo=lambda _: None)
+
+
 def test_import_refuses_a_home_that_has_an_index(indexed: Path, exported: Path) -> None:
     with pytest.raises(FileExistsError, match="already holds an index"):
         import_graphrag(exported, GraphUnifiedResource(home=str(indexed)), echo=lambda _: None)

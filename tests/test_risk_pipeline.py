@@ -77,3 +77,13 @@ def test_the_ask_command_takes_max_risk_and_show_risky(
     assert INJECTED not in documents()
     assert INJECTED in documents("--max-risk", "high")
     assert INJECTED in documents("--show-risky")
+
+
+def test_show_risky_text_output_marks_the_risky_source(
+    indexed_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["ask", QUESTION, "--home", str(indexed_home), "--strategy", "naive", "--retrieve-only"]
+    assert main([*argv, "--show-risky"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [ln for ln in out.splitlines() if INJECTED in ln]
+    assert "RISK high: " in line and "prompt_injection:high" in line

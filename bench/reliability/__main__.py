@@ -1,13 +1,14 @@
 """Benchmark: the reliability fault matrix; prints JSON.
 
-    python bench/reliability [--workdir DIR] [--only provider|crash]
+    python bench/reliability [--workdir DIR] [--only provider|crash|hostile]
 
 Every scenario is actually run: provider faults (429 with retry-after, 500, 529, connection
 reset, timeout, truncated and malformed replies, empty completions) at the loopback fake
 Anthropic and Voyage servers, and crashes, concurrent rebuilds, reads during a rebuild and a
-damaged store against a real data home. Each row says how often the fault was injected, whether
-the pipeline recovered, how many rows were lost (must be 0) and how many LLM calls that had
-already been answered were made again after resuming (must be 0).
+damaged store against a real data home, and hostile input (long ids, damaged caches, state and
+published files, a 2 MB heading line; bench/reliability/hostile.py). Each row says how often
+the fault was injected, whether the pipeline recovered, how many rows were lost (must be 0) and
+how many LLM calls that had already been answered were made again after resuming (must be 0).
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE)]  # the project (and tests.fakes) and the scenario modules
 
 import crash  # noqa: E402
+import hostile  # noqa: E402
 import provider_faults  # noqa: E402
 
-SCENARIOS = {"provider": provider_faults.run, "crash": crash.run}
+SCENARIOS = {"provider": provider_faults.run, "crash": crash.run, "hostile": hostile.run}
 
 
 def main() -> None:

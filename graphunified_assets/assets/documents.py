@@ -42,6 +42,9 @@ def documents(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResou
     changed = sum(1 for d in parsed if indexed.get(d.document_id, d.content_hash) != d.content_hash)
     state.clear_failures(STAGE, [d.document_id for d in parsed])
     state.record_failures(STAGE, failures)
+    parsed_ids = {d.document_id for d in parsed}
+    unparsed = {s.document_id: s.content_hash for s in sources if s.document_id not in parsed_ids}
+    state.mark_parse_failed(unparsed, parsed_ids)
     for source, reason in failures:
         context.log.warning(f"skipped {source}: {reason}")
     # The whole folder's map, every run: a copy added or removed changes its original's hash,

@@ -45,7 +45,9 @@ def chunk_embeddings(
         end = min(start + PROGRESS_EVERY, len(texts))
         for offset, vector in _embed_slice(embedder, texts[start:end], documents[start:end], failed):
             rows[start + offset] = vector
-        context.log.info(f"embedded {end}/{len(texts)} chunks ({time.perf_counter() - started:.1f}s)")
+        done = sum(1 for row in rows[:end] if row is not None)  # what was embedded, not just tried
+        lost = f", {len(failed)} document(s) failed" if failed else ""
+        context.log.info(f"embedded {done}/{len(texts)} chunks{lost} ({time.perf_counter() - started:.1f}s)")
     record_failures(context, IndexState(graphunified.layout.index_state), STAGE, failed, what="embedding")
     # A document that failed in one slice is dropped whole, even if its other chunks embedded.
     kept = [i for i, document_id in enumerate(documents) if document_id not in failed]

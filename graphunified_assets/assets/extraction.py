@@ -9,15 +9,15 @@ from graphunified_assets.catalog import logic_version
 from graphunified_assets.failure_metadata import failure_metadata, record_failures
 from graphunified_assets.io_manager import without_partitions
 from graphunified_assets.lib.extraction import offline_extractor, offline_facts
+from graphunified_assets.lib.extraction.cache_purge import extraction_inputs
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, document_failures
-from graphunified_assets.lib.extraction.plain_text import plain_text
-from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
+from graphunified_assets.lib.extraction.records import ChunkExtraction
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_assets.observability import llm_usage, stage_timing
 from graphunified_assets.partitions import per_document_asset
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.providers.cost import BudgetExceeded
-from graphunified_query.tables import EXTRACTIONS, EXTRACTIONS_SCHEMA, contextual_text
+from graphunified_query.tables import EXTRACTIONS, EXTRACTIONS_SCHEMA
 
 STAGE = "extract"  # the failures table's stage for documents whose extraction failed
 
@@ -39,11 +39,7 @@ def extractions(
     extractor = graphunified.extractor()
     ids, raw = chunks.column("id").to_pylist(), chunks.column("text").to_pylist()
     sections = chunks.column("section").to_pylist()
-    # The extractor sees markup-free text (link targets never become entities) under its heading.
-    texts = [
-        ChunkText(chunk_id, plain_text(contextual_text(section, text)), title=section.split(" > ")[-1])
-        for chunk_id, section, text in zip(ids, sections, raw, strict=True)
-    ]
+    texts = extraction_inputs(ids, sections, raw)
     started = time.perf_counter()
     # The LLM extractor reports each chunk's failure instead of raising: one bad call fails one document.
     extract_each = getattr(extractor, "extract_each", extractor.extract)

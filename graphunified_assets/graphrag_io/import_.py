@@ -80,7 +80,14 @@ def import_graphrag(
     layout = resource.layout
     _require_fresh(layout)
     source = read_graphrag(Path(folder))
-    tables, skipped, dropped = convert_tables(source)
+    try:
+        tables, skipped, dropped = convert_tables(source)
+    except (TypeError, ValueError, KeyError, AttributeError, pa.ArrowException) as error:
+        # A column of an unexpected type (numbers where GraphRAG writes text, say): name the cause.
+        raise GraphRAGFormatError(
+            f"{source.folder}: a column does not have GraphRAG's type ({type(error).__name__}: {error}); "
+            "re-export the folder with GraphRAG or fix that column"
+        ) from None
     echo(f"{source.folder}: GraphRAG {source.version} output, {tables[DOCUMENTS].num_rows} documents")
     _write(layout, tables)
     documents = tables[DOCUMENTS].select(["id", "content_hash"]).to_pylist()

@@ -10,12 +10,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)$")
 _FRONT_MATTER_FENCE = re.compile(r"---[ \t]*$")
 _FRONT_MATTER_END = re.compile(r"(?:---|\.\.\.)[ \t]*$")
-_TITLE_FIELD = re.compile(r"title[ \t]*:[ \t]*(.*?)[ \t]*$")
+_TITLE_FIELD = re.compile(r"title[ \t]*:")
 
 
 @dataclass(frozen=True)
@@ -48,8 +46,8 @@ def _front_matter(lines: list[tuple[int, str]]) -> tuple[int, str | None]:
         return 0, None
     for index in range(1, len(lines)):
         if _FRONT_MATTER_END.match(lines[index][1]):
-            titles = (_TITLE_FIELD.match(line) for _, line in lines[1:index])
-            title = next((_unquote(m.group(1)) for m in titles if m), None)
+            titles = ((_TITLE_FIELD.match(line), line) for _, line in lines[1:index])
+            title = next((_unquote(line[m.end() :].strip(" \t")) for m, line in titles if m), None)
             return index + 1, title or None
     return 0, None  # no closing fence: an ordinary horizontal rule
 
@@ -77,10 +75,29 @@ def _headings(lines: list[tuple[int, str]]) -> Iterator[tuple[int, str, int]]:
         if opening and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
             fence = opening.group(1)  # a closing fence needs at least as many of the same char
             continue
-        heading = _HEADING.match(line)
+        heading = _heading(line)
         if heading:
-            content = _CLOSING_HASHES.sub("", heading.group(2) or "").strip()
-            yield len(heading.group(1)), content, start
+            yield heading[0], heading[1], start
+
+
+def _heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line, else None.
+
+    Plain string scans, each linear: the regular expressions they replace backtracked
+    quadratically on a long heading line (a 600 KB one took four minutes).
+    """
+    rest = line.lstrip(" ")
+    if len(line) - len(rest) > 3:
+        return None
+    body = rest.lstrip("#")
+    level = len(rest) - len(body)
+    if not 1 <= level <= 6 or (body and body[0] not in " \t"):
+        return None
+    text = body.strip(" \t")
+    unclosed = text.rstrip("#")  # closing hashes count only after a space or as the whole text
+    if len(unclosed) < len(text) and (not unclosed or unclosed[-1] in " \t"):
+        text = unclosed
+    return level, text.strip()
 
 
 def _sections(

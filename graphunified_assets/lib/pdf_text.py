@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +20,38 @@ class PdfText:
     pages: tuple[str, ...]
 
 
+class _NameTheFile(logging.Filter):
+    """pypdf logs its own warnings ("Ignoring wrong pointing object") without saying which file."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = f"{self.path}: {record.msg}"
+        return True
+
+
+@contextmanager
+def _pypdf_logs_name(path: Path) -> Iterator[None]:
+    # A parent's filters do not see its children's records: every pypdf module logger gets one.
+    names = [n for n in list(logging.root.manager.loggerDict) if n == "pypdf" or n.startswith("pypdf.")]
+    loggers, named = [logging.getLogger(n) for n in names], _NameTheFile(path)
+    for logger in loggers:
+        logger.addFilter(named)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(named)
+
+
 def read_pdf(path: Path) -> PdfText:
+    with _pypdf_logs_name(path):
+        return _read_pdf(path)
+
+
+def _read_pdf(path: Path) -> PdfText:
     try:
         with path.open("rb") as file:
             reader = PdfReader(file)

@@ -3,20 +3,22 @@
 Each flag is ``name:level`` (see ``graphunified_query.risk``); a chunk's level is its highest flag's.
 What is looked for, and at what level:
 
-``prompt_injection`` — text aimed at the model rather than the reader. The text is first NFKC
-normalised with invisible characters removed, so ``ig\u200bnore`` still reads ``ignore``.
-  high:   "ignore / disregard / forget / override (all) (the) previous / prior / above / earlier
-          instructions | prompts | rules | context", "disregard the above", "new instructions:",
-          "you are now (a|an|the) … assistant | AI | model | bot | DAN | jailbroken | unrestricted",
-          chat role tags (``<|system|>``, ``<|im_start|>``, ``[INST]``, ``<<SYS>>``), Markdown role
-          headings ("### System:", "### Instruction:"), Unicode tag characters (U+E0000-E007F,
-          invisible ASCII look-alikes used to smuggle instructions).
-  medium: zero-width or bidi-control characters inside the text, CSS that hides text
-          (``display:none``, ``visibility:hidden``, ``font-size:0``, ``opacity:0``), HTML comments
-          that speak of the model, its prompt or instructions.
-  low:    any other HTML comment, a bare "you are now" (mostly "you are now ready to …").
+``prompt_injection`` — text aimed at the model rather than the reader, wherever it hides. The
+  text is first brought to the form a model reads (``text_normalize``: HTML entities decoded,
+  NFKC, Cyrillic/Greek look-alikes in Latin words mapped, spaced-out letters joined, invisible
+  characters dropped), then scored by ``injection_features``: overriding the instructions,
+  persona switches, chat-template and fake-turn markers, text addressed to "the AI/assistant/
+  model", exfiltration requests, the same in other languages.
+  high:   a score of ``injection_features.THRESHOLD`` or more; Unicode tag characters
+          (U+E0000-E007F, invisible ASCII look-alikes used to smuggle instructions).
+  medium: zero-width or bidi-control characters inside the text.
+  low:    any other HTML comment.
+``hidden_text`` — high (so the default query policy leaves it out): an element hidden by its own
+  style (``display:none``, ``visibility:hidden``, ``font-size:0``, ``opacity:0``, white text) or
+  ``hidden`` attribute, an HTML comment speaking to the model, a run of invisible characters.
 ``suspicious_links`` — links a reader would not expect to follow.
-  high:   ``javascript:`` / ``vbscript:`` URLs, ``data:text/html`` URLs.
+  high:   ``javascript:`` / ``vbscript:`` URLs (also entity-encoded or split by tabs, as browsers read
+          them), ``data:text/html`` URLs.
   medium: other ``data:`` URLs (except images: low), IP-literal hosts, URL shorteners
           (bit.ly, tinyurl.com, …), punycode hosts (``xn--``, look-alike domains).
 ``oversized_paragraph`` / ``oversized_code_block`` — medium: a paragraph or fenced code block
@@ -36,13 +38,15 @@ import bisect
 import fnmatch
 import ipaddress
 import re
-import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from graphunified_assets.lib.injection_features import THRESHOLD, injection_score
+from graphunified_assets.lib.text_normalize import INVISIBLE, TAG_CHARACTERS, normalize
 from graphunified_query.risk import (
     DOCUMENT_BLOCKED,
+    HIDDEN_TEXT,
     OVERSIZED_CODE_BLOCK,
     OVERSIZED_PARAGRAPH,
     PROMPT_INJECTION,
@@ -55,43 +59,33 @@ from graphunified_query.settings import RiskSettings
 
 Hit = tuple[str, RiskLevel]  # (flag name, level)
 
-# --- prompt injection ---------------------------------------------------------------------------
+# --- prompt injection and hidden text ----------------------------------------------------------
 
-_OVERRIDE = re.compile(
-    r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+)?"
-    r"(?:previous|prior|above|earlier|preceding|foregoing|original|system)\s+"
-    r"(?:instructions?|prompts?|rules|directions|context|messages?|guidelines)"
-    r"|\b(?:disregard|ignore|forget)\s+(?:everything\s+|all\s+)?(?:the\s+)?above\b"
-    r"|\bnew\s+instructions?\s*:"
-    r"|\byou\s+are\s+now\s+(?:(?:a|an|the|my)\s+(?:[\w-]+\s+){0,2}(?:assistant|ai|model|chatbot|bot)\b"
-    r"|dan\b|jailbroken|unrestricted|unfiltered|in\s+developer\s+mode)",
-    re.IGNORECASE,
-)
-# Chat-format role markers, and Markdown headings that open a fake system or instruction turn.
-_ROLE_TAG = re.compile(
-    r"<\|\s*(?:system|user|assistant|im_start|im_end|endoftext)\s*\|>|\[/?INST\]|<</?SYS>>"
-    r"|^\s{0,3}#{1,6}\s*(?:system(?:\s+prompt)?|instruction|assistant)\s*:",
-    re.IGNORECASE | re.MULTILINE,
-)
-_YOU_ARE_NOW = re.compile(r"\byou\s+are\s+now\b", re.IGNORECASE)
-_TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]")
-# Zero-width spaces/joiners, word joiner, invisible operators, BOM (not at the start), bidi controls.
-_INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\u2066-\u2069\u202a-\u202e\ufeff\u180e]")
-_HIDDEN_CSS = re.compile(
-    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|em|rem|pt|%)?\s*[;\"'}]"
-    r"|opacity\s*:\s*0(?:\.0+)?\s*[;\"'}]",
+_HIDDEN_RUN = re.compile(
+    "[\u200b-\u200f\u2060-\u2064\ufeff\U000e0000-\U000e007f]{8,}"
+)  # a message in invisibles
+# An element hidden by its own style or `hidden` attribute: its text reaches the model, not the reader.
+_HIDDEN_ELEMENT = re.compile(
+    r"<[a-z][\w-]*\b[^>]{0,400}?(?:\bstyle\s*=\s*[\"']?[^\"'>]{0,300}?(?:display\s*:\s*none|visibility\s*:\s*hidden"
+    r"|font-size\s*:\s*0(?:\.0+)?(?:px|em|rem|pt|%)?\s*(?:[;\"'}]|$)|opacity\s*:\s*0(?:\.0+)?\s*(?:[;\"'}]|$)"
+    r"|color\s*:\s*(?:white|#fff\b|#ffffff\b|transparent))|\shidden(?:\s*=\s*[\"']?hidden)?[\s>/])",
     re.IGNORECASE,
 )
 _HTML_COMMENT = re.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)
 _MODEL_WORDS = re.compile(
-    r"\b(?:ai|llms?|language\s+model|assistant|chatbot|prompt|instructions?|claude|gpt|chatgpt)\b",
-    re.IGNORECASE,
+    r"\b(?:ai|llms?|language\s+model|assistant|chatbot|prompt|instructions?|claude|gpt|chatgpt|copilot|gemini|"
+    r"llama|system)\b"
 )
 
 # --- links --------------------------------------------------------------------------------------
 
 # A scheme directly followed by code ("javascript:alert(1)"), not the heading "JavaScript: basics".
-_SCRIPT_URL = re.compile(r"(?<![\w-])(?:javascript|vbscript):(?=\S)", re.IGNORECASE)
+# Browsers drop tabs and line breaks inside a URL scheme and decode entities: so does the match.
+_SCHEME_GAP = r"[\t\n\r ]*"  # the normal form turns tabs into spaces
+_SCRIPT_URL = re.compile(
+    "|".join(r"(?<![\w-])" + _SCHEME_GAP.join(scheme) + r":(?=\S)" for scheme in ("javascript", "vbscript")),
+    re.IGNORECASE,
+)
 _DATA_URL = re.compile(r"(?<![\w-])data:([\w.+-]+/[\w.+-]+)", re.IGNORECASE)
 _URL = re.compile(r"\b(?:https?|ftp)://(?:\[[^\]\s]*\])?[^\s<>()\[\]\"'`]*", re.IGNORECASE)
 _SHORTENER_LIST = (
@@ -163,31 +157,29 @@ def _chunk_risk(hits: list[Hit]) -> ChunkRisk:
 
 def _injection_hits(text: str) -> list[Hit]:
     hits: list[Hit] = []
-    if _TAG_CHARACTERS.search(text):
+    if TAG_CHARACTERS.search(text):  # invisible ASCII look-alikes: a smuggled instruction
         hits.append((PROMPT_INJECTION, "high"))
-    if _INVISIBLE.search(text.lstrip("\ufeff")):
+    if _HIDDEN_RUN.search(text):
+        hits.append((HIDDEN_TEXT, "high"))
+    elif INVISIBLE.search(text.lstrip("\ufeff")):
         hits.append((PROMPT_INJECTION, "medium"))
-    visible = _visible(text)
-    if _OVERRIDE.search(visible) or _ROLE_TAG.search(visible):
+    normal = normalize(text)
+    if injection_score(normal) >= THRESHOLD:
         hits.append((PROMPT_INJECTION, "high"))
-    elif _YOU_ARE_NOW.search(visible):
-        hits.append((PROMPT_INJECTION, "low"))
-    if _HIDDEN_CSS.search(visible):
-        hits.append((PROMPT_INJECTION, "medium"))
-    for comment in _HTML_COMMENT.finditer(visible):
-        hits.append((PROMPT_INJECTION, "medium" if _MODEL_WORDS.search(comment.group(1)) else "low"))
+    if _HIDDEN_ELEMENT.search(normal):
+        hits.append((HIDDEN_TEXT, "high"))
+    for comment in _HTML_COMMENT.finditer(normal):
+        body = comment.group(1)
+        if _MODEL_WORDS.search(body) or injection_score(body) >= 2:  # a comment speaking to the model
+            hits.append((HIDDEN_TEXT, "high"))
+        else:
+            hits.append((PROMPT_INJECTION, "low"))
     return hits
-
-
-def _visible(text: str) -> str:
-    """What a model reads once invisible characters are ignored: NFKC, single spaces."""
-    cleaned = _TAG_CHARACTERS.sub("", _INVISIBLE.sub("", text))
-    return re.sub(r"[ \t]+", " ", unicodedata.normalize("NFKC", cleaned))
 
 
 def _link_hits(text: str) -> list[Hit]:
     hits: list[Hit] = []
-    if _SCRIPT_URL.search(text):
+    if _SCRIPT_URL.search(normalize(text)):  # entities decoded, look-alike letters mapped
         hits.append((SUSPICIOUS_LINKS, "high"))
     for match in _DATA_URL.finditer(text):
         media = match.group(1).lower()

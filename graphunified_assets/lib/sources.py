@@ -13,6 +13,7 @@ becomes indexed. JSONL records are never merged: each line's id is its own passa
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -122,6 +123,19 @@ def is_inside(path: Path, root: Path) -> bool:
         return False
 
 
+def _symlink_problem(path: Path, root: Path) -> str | None:
+    """Why a symlink is refused: it loops, or it leads outside the input folder; None if fine."""
+    try:
+        inside = path.resolve().is_relative_to(root)
+    except RuntimeError:  # Python 3.11 reports a loop this way
+        return "symlink loop (the link leads back to itself); remove the link"
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "symlink loop (the link leads back to itself); remove the link"
+        return f"symlink cannot be followed ({error.strerror}); fix or remove the link"
+    return None if inside else "symlink to outside the input folder, refused; copy the file in instead"
+
+
 def _walk(
     folder: Path, root: Path, ancestors: tuple[Path, ...], problems: list[InputProblem]
 ) -> Iterator[tuple[str, Path, Format]]:
@@ -141,10 +155,8 @@ def _walk(
         fmt = None if is_dir else document_format(entry.name)
         if not is_dir and fmt is None:
             continue  # not a document: skipped silently
-        if entry.is_symlink() and not is_inside(path, root):
-            problems.append(
-                _problem(rel, None, "symlink to outside the input folder, refused; copy the file in instead")
-            )
+        if entry.is_symlink() and (link_problem := _symlink_problem(path, root)):
+            problems.append(_problem(rel, None, link_problem))
         elif not _valid_name(rel):
             problems.append(
                 _problem(

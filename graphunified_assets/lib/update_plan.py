@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from graphunified_assets.lib.index_state import IndexState
 from graphunified_query.layout import HomeLayout
 
 
@@ -42,9 +43,15 @@ def plan_update(
 ) -> UpdatePlan:
     """``scanned`` and ``indexed`` map document ids to content hashes."""
     live = set(live_partitions)
-    new = sorted(k for k in scanned if k not in indexed and k not in live)
+    # Content that failed to parse fails again: it waits for a change (or `index --refresh`).
+    unparsable = {
+        k for k, h in IndexState(layout.index_state).parse_failed_hashes().items() if scanned.get(k) == h
+    }
+    new = sorted(k for k in scanned if k not in indexed and k not in live and k not in unparsable)
     # A live partition never indexed is one that failed before: it is retried like a change.
-    changed = sorted(k for k in scanned if k not in new and indexed.get(k) != scanned[k])
+    changed = sorted(
+        k for k in scanned if k not in new and k not in unparsable and indexed.get(k) != scanned[k]
+    )
     settled = [k for k in scanned if k not in new and k not in changed]
     incomplete = sorted(k for k in settled if _is_incomplete(k, layout, downstream_tables))
     removed = sorted((live | set(indexed)) - set(scanned))

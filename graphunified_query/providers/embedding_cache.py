@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from graphunified_query.providers.embedding import Embedder, EmbeddingKind
+from graphunified_query.sqlite_files import open_rebuildable
 
 _SCHEMA = """
 create table if not exists embeddings (
@@ -19,6 +20,13 @@ create table if not exists embeddings (
 ) without rowid
 """
 _CHUNK = 500  # stay under SQLite's bound-variable limit
+
+
+def _setup(db: sqlite3.Connection) -> None:
+    db.execute("pragma journal_mode=wal")
+    db.execute("pragma synchronous=normal")  # WAL keeps this crash-safe; a lost tail re-embeds
+    with db:
+        db.execute(_SCHEMA)
 
 
 def text_hash(text: str) -> str:
@@ -32,11 +40,8 @@ class EmbeddingCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._db.execute("pragma journal_mode=wal")
-        self._db.execute("pragma synchronous=normal")  # WAL keeps this crash-safe; a lost tail re-embeds
-        with self._db:
-            self._db.execute(_SCHEMA)
+        # A damaged file is moved aside and started afresh: every vector can be computed again.
+        self._db, _ = open_rebuildable(self.path, _setup, timeout=60, check_same_thread=False)
 
     def get_many(self, model: str, kind: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}

@@ -15,8 +15,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from graphunified_query.sqlite_files import open_rebuildable
+
 _SCHEMA = "create table if not exists responses (key text primary key, response text not null)"
 _BUSY_TIMEOUT_SECONDS = 60.0  # another process writing: wait for its lock rather than fail
+
+
+def _setup(db: sqlite3.Connection) -> None:
+    db.execute("pragma journal_mode=wal")
+    db.execute(_SCHEMA)
+    db.commit()
 
 
 def request_key(request: dict[str, Any]) -> str:
@@ -31,12 +39,11 @@ class LLMCache:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_SECONDS, check_same_thread=False)
         self._lock = threading.Lock()  # one connection shared by the threads of this process
-        with self._lock:
-            self._db.execute("pragma journal_mode=wal")
-            self._db.execute(_SCHEMA)
-            self._db.commit()
+        # A damaged file is moved aside and started afresh: every entry can be asked again.
+        self._db, _ = open_rebuildable(
+            self.path, _setup, timeout=_BUSY_TIMEOUT_SECONDS, check_same_thread=False
+        )
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:

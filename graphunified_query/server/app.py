@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from graphunified_query.engine import QueryEngine
+from graphunified_query.server.guard import RequestGuard
 from graphunified_query.server.models import Health, QueryAnswer, QueryRequest, Strategies
 from graphunified_query.server.service import InvalidRequest, QueryService
 
@@ -34,6 +35,8 @@ def create_app(engine: QueryEngine) -> FastAPI:
         description="Answers and retrieved contexts from one loaded Graph-Unified index.",
     )
     app.state.service = service
+    app.state.server_settings = engine.settings.server  # make_server reads its timeouts
+    app.add_middleware(RequestGuard, settings=engine.settings.server)  # Host, body, queue, valid JSON
 
     @app.exception_handler(InvalidRequest)
     async def invalid(_: Request, error: InvalidRequest) -> JSONResponse:

@@ -12,6 +12,8 @@ import uvicorn
 from fastapi import FastAPI
 
 from graphunified_query.parquet_store import StoreError  # IndexNotBuilt, StoreDamaged, ObjectStoreError
+from graphunified_query.server.guard import guarded_protocol
+from graphunified_query.server_settings import ServerSettings
 from graphunified_query.settings import SettingsError
 
 DEFAULT_HOST = "127.0.0.1"
@@ -56,7 +58,16 @@ def bind(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> socket.socket:
 
 
 def make_server(app: FastAPI, log_level: str = "info") -> uvicorn.Server:
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=10))
+    settings: ServerSettings = getattr(app.state, "server_settings", ServerSettings())
+    config = uvicorn.Config(
+        app,
+        log_level=log_level,
+        timeout_graceful_shutdown=10,
+        http=guarded_protocol(settings.header_timeout_seconds),  # slow headers: connection closed
+        timeout_keep_alive=5,
+        h11_max_incomplete_event_size=16_384,  # request line and headers
+    )
+    return uvicorn.Server(config)
 
 
 def is_loopback(host: str) -> bool:

@@ -69,7 +69,7 @@ def test_the_key_follows_the_extraction_settings(tmp_path: Path) -> None:
     def key(settings: Settings) -> str:
         extractor = make_extractor(settings, llm_cache=tmp_path / "llm", extraction_cache=tmp_path / "x")
         assert isinstance(extractor, CachedExtractor)
-        return extractor._key(MILL)
+        return extractor.key(MILL)
 
     base = Settings.model_validate({"llm": {"provider": "offline"}})
     tuned = Settings.model_validate(

@@ -267,3 +267,21 @@ def _assert_tiles(doc: ParsedDocument) -> None:
     assert doc.sections[0].start == 0
     assert doc.sections[-1].end == len(doc.text)
     assert all(a.end == b.start for a, b in zip(doc.sections, doc.sections[1:], strict=False))
+
+
+def test_a_symlink_loop_is_reported_as_a_loop_not_as_outside(tmp_path: Path) -> None:
+    (tmp_path / "ok.md").write_text("# Fine\n", encoding="utf-8")
+    (tmp_path / "loop.md").symlink_to(tmp_path / "loop.md")
+    (problem,) = scan_input(tmp_path).problems
+    assert problem.source == "loop.md" and "symlink loop" in problem.reason
+
+
+def test_pypdf_warnings_name_the_file(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from graphunified_assets.lib.pdf_text import _pypdf_logs_name
+
+    path = tmp_path / "odd.pdf"
+    with caplog.at_level(logging.WARNING), _pypdf_logs_name(path):
+        logging.getLogger("pypdf._reader").warning("Ignoring wrong pointing object 6 0 (offset 0)")
+    assert f"{path}: Ignoring wrong pointing object" in caplog.text

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,6 +19,7 @@ from graphunified_query.results import Retrieval
 from graphunified_query.server import run
 from graphunified_query.server.app import create_app
 from graphunified_query.server.params import ParamError, StrategyParams, accepted
+from tests.serving import serving
 
 if TYPE_CHECKING:
     from decimal import Decimal  # unresolvable at run time, as a retriever's type-only import would be
@@ -34,18 +33,8 @@ TIMINGS = {"latency_ms", "retrieval_latency_ms", "generation_latency_ms"}
 
 @pytest.fixture(scope="module")
 def base_url(engine: QueryEngine) -> Iterator[str]:
-    listener = run.bind(port=0)  # the default host
-    server = run.make_server(create_app(engine), log_level="warning")
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    host, port = listener.getsockname()[:2]
-    yield f"http://{host}:{port}"
-    server.should_exit = True
-    thread.join(timeout=15)
+    with serving(create_app(engine)) as (host, port):  # the default host
+        yield f"http://{host}:{port}"
 
 
 def call(base_url: str, path: str, body: Any = None, *, raw: bytes | None = None) -> tuple[int, Any]:

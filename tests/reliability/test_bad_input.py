@@ -8,8 +8,6 @@ One folder holds every kind of bad document beside good ones and is indexed once
 from __future__ import annotations
 
 import json
-import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -27,9 +25,9 @@ from graphunified_query.engine import QueryEngine, UnknownStrategy
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers import load_tokenizer
 from graphunified_query.query_input import InvalidQuery
-from graphunified_query.server import run
 from graphunified_query.server.app import create_app
 from tests.conftest import SAMPLE_DOCS
+from tests.serving import serving
 
 LONG_LINE = " ".join(f"word{i % 97}" for i in range(14_000))[:100_000]  # one 100K-character line
 BLOB_LINE = "QUJD" * 5_000  # 20K characters without a space: one "word" to the tokenizer
@@ -132,7 +130,7 @@ def test_every_bad_file_is_reported_by_name_and_the_good_ones_index_intact(
 ) -> None:
     _, home, output = built
     assert "Traceback" not in output
-    status = output[output.rindex("documents indexed in") :]
+    status = output[output.rindex("documents searchable") :]
     for source, words in BAD.items():
         line = next((ln for ln in status.splitlines() if f"] {source}:" in ln), None)
         assert line is not None, f"{source} missing from status:\n{status}"
@@ -261,18 +259,8 @@ def test_engine_refuses_bad_queries_with_the_field_named(built: tuple[Path, Path
 
 @pytest.fixture(scope="module")
 def base_url(built: tuple[Path, Path, str]) -> Iterator[str]:
-    listener = run.bind(port=0)
-    server = run.make_server(create_app(QueryEngine.open(built[1])), log_level="warning")
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    host, port = listener.getsockname()[:2]
-    yield f"http://{host}:{port}"
-    server.should_exit = True
-    thread.join(timeout=15)
+    with serving(create_app(QueryEngine.open(built[1]))) as (host, port):
+        yield f"http://{host}:{port}"
 
 
 def _post(base_url: str, body: dict[str, Any]) -> tuple[int, Any]:

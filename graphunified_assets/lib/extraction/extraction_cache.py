@@ -47,7 +47,7 @@ class CachedExtractor:
         self.misses = 0
 
     def extract(self, chunks: Sequence[ChunkText]) -> list[ChunkExtraction]:
-        keys = [self._key(chunk) for chunk in chunks]
+        keys = [self.key(chunk) for chunk in chunks]
         found = {i: entry for i, key in enumerate(keys) if (entry := self.cache.get(key)) is not None}
         missing = [i for i in range(len(chunks)) if i not in found]
         extracted = dict(zip(missing, self.inner.extract([chunks[i] for i in missing]), strict=True))
@@ -60,7 +60,7 @@ class CachedExtractor:
             for i, chunk in enumerate(chunks)
         ]
 
-    def _key(self, chunk: ChunkText) -> str:
+    def key(self, chunk: ChunkText) -> str:
         content = {"text": chunk.text, "title": chunk.title}
         return request_key({"extractor": self.name, **self.fingerprint, **content})
 

@@ -10,6 +10,11 @@ from graphunified_assets.lib.reports.context import CommunityContext
 from graphunified_assets.lib.reports.model import Finding, Report
 
 _MAX_FINDINGS = 6
+_MAX_NAME = 90  # three names and the joining words stay under the report's 300-character title
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= _MAX_NAME else name[: _MAX_NAME - 1] + "…"
 
 
 class ExtractiveReporter:
@@ -24,7 +29,8 @@ class ExtractiveReporter:
         names = [e["title"] for e in entities if e["type"] != "DATE"][:3] or [
             e["title"] for e in entities[:3]
         ]
-        title = " and ".join(names[:2]) if len(names) < 3 else f"{names[0]}, {names[1]} and {names[2]}"
+        short = [_short(n) for n in names]
+        title = " and ".join(short[:2]) if len(short) < 3 else f"{short[0]}, {short[1]} and {short[2]}"
         fragments = [e["description"] for e in entities[:5] if e["description"]]
         fragments += list(context.source_sentences)
         summary = summarize_descriptions(fragments, max_sentences=3) if fragments else ""

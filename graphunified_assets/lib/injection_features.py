@@ -1,0 +1,234 @@
+"""Features of text aimed at the model rather than the reader, scored on the normal form.
+
+An injection is text that addresses the model and tells it what to do. Each feature below is one
+way of doing that, weighted by how rarely ordinary prose does the same: a chat-template token or
+"ignore your previous instructions" is decisive alone (3), "developer mode" or "no restrictions"
+needs company (2), "tell the user" or "act as" alone is everyday speech (1). A score of
+`THRESHOLD` or more is an injection. Prohibitions ("must not share your password") and reported
+speech ("tricked into ignoring their instructions") use other verb forms and do not match.
+
+The phrase lists cover the common chat templates (ChatML, Llama 2/3, Gemma, Alpaca, Anthropic's
+Human/Assistant), jailbreak personas, exfiltration requests, and "ignore the instructions" in
+the most used languages. Tuned on part of tests/fixtures/injection (see its SOURCES.md), checked
+on the rest.
+"""
+
+from __future__ import annotations
+
+import re
+
+THRESHOLD = 3
+
+_AI = (
+    r"(?:ai|a\.i\.|artificial intelligence|assistants?|(?:large )?language models?|llms?|chatbots?|"
+    r"\w*bots?|models?|gpt\w*|chatgpt|claude|copilot|gemini|llama|agents?|ia|ki|ии)"
+)
+_NEGATED = r"(?<!not )(?<!never )(?<!n't )(?<!no )(?<!to not )"
+_VERB = (
+    r"(?:ignore|disregard|forget|override|bypass|neglect|discard|abandon|drop|skip|circumvent|"
+    r"set aside|stop following|do not follow|don't follow|no longer follow|stop obeying)"
+)
+_TARGET = (
+    r"(?:instructions?|prompts?|rules|guidelines|directives|directions|constraints|restrictions|"
+    r"polic(?:y|ies)|programming|guardrails|safety|filters?|orders|context|task|configuration|training)"
+)
+_QUALIFIER = (
+    r"(?:your|previous|prior|above|earlier|preceding|original|initial|system|all|any|old|existing|"
+    r"current|these|those|openai|anthropic|content|safety|usage)"
+)
+_WORDS = r"(?:[^\W\d_][\w'-]*[ ,]+){0,5}?"  # up to five words in between, lazily
+
+# (weight, pattern) on the normal form; each counts once per text.
+FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
+    "override": (
+        3,
+        re.compile(
+            rf"{_NEGATED}\b{_VERB} (?:(?:all|any|every) )?(?:of )?(?:the |your |my )?"
+            rf"(?:(?:{_QUALIFIER})(?: and | or |, | ))+(?:[\w-]+ )?{_TARGET}\b"
+            rf"|{_NEGATED}\b{_VERB} (?:the |all |any |your )?{_TARGET} (?:above|before|so far|you (?:were"
+            rf"|have been) given|"
+            rf"you received|in your system prompt)"
+            rf"|\bforget (?:everything|all|what) (?:you were told|above|before|that came before|prior)"
+            rf"|\b(?:ignore|disregard) (?:whatever|what) the user (?:asked|says|said|wants|wrote)"
+            rf"|\b{_TARGET} (?:you (?:received|were given) )?(?:earlier |before |above )?"
+            rf"(?:are|were|is) (?:outdated|void|cancelled|canceled|a test|no longer valid|overridden)"
+            rf"|\bfreed from (?:all )?(?:your|its) (?:limitations|restrictions|rules|guidelines|programming)"
+        ),
+    ),
+    "new_instructions": (
+        3,
+        re.compile(
+            r"\b(?:new|updated|real|actual|true) (?:instructions?|policy|rules|task|orders|system prompt) ?:"
+            r"|\byour (?:new|real|only|actual) (?:task|instruction|goal|purpose|job) is\b"
+            r"|\bwhat follows is your (?:real|new|actual) instruction"
+        ),
+    ),
+    "template": (
+        3,
+        re.compile(
+            r"<\|\s*(?:im_start|im_end|start_header_id|end_header_id|eot_id|begin_of_text|endoftext|"
+            r"system|user|assistant)\s*\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>"
+            r"|\[(?:system|system message|system prompt|sys)\]|^\s*#{1,6} ?(?:system|instruction"
+            r"|response)\s*:"
+            r"|</?(?:system|instructions|system_prompt)>|</(?:context|document|user_input)>",
+            re.MULTILINE,
+        ),
+    ),
+    "turns": (
+        3,  # two speaker turns in a row: a fake conversation
+        re.compile(
+            r"^\s*(?:human|user|system)\s*:.*\n\s*(?:assistant|ai|model|human|user)\s*:"
+            r"|^\s*(?:assistant|ai)\s*:.*\n\s*(?:human|user)\s*:",
+            re.MULTILINE,
+        ),
+    ),
+    "role_line": (
+        2,  # a line opening a system turn ("System: the assistant now …"), not "System: 230 V"
+        re.compile(
+            r"^\s*(?:system|assistant)\s*:\s*(?:you|the (?:assistant|model|ai)|respond|answer|ignore|"
+            r"the conversation|from now|new|override|reply)",
+            re.MULTILINE,
+        ),
+    ),
+    "end_marker": (
+        2,
+        re.compile(r"\bend of (?:document|input|context|user input|text)\b|\bnew session\b"),
+    ),
+    "addressed": (
+        3,
+        re.compile(
+            rf"\b(?:note|message|instructions?|attention|reminder|warning|memo) (?:to|for) (?:the |any "
+            rf"|all )?"
+            rf"(?:\w+ )?{_AI}(?: [\w-]+){{0,3}} ?:"
+            rf"|\b(?:dear|hey|hi|hello|attention) {_AI}\b"
+            rf"|\bif you are (?:an? )?(?:\w+ )?{_AI}\b"
+            rf"|\bto (?:any|all|every) {_AI}\b"
+            rf"|\b{_AI} (?:\w+ )?(?:reading|processing|summari[sz]ing|indexing|crawling|reviewing"
+            rf"|analy[sz]ing|"
+            rf"parsing) (?:this|these|the following)\b"
+            rf"|\bwhen (?:an? |the )?{_AI} (?:reads|summari[sz]es|processes|sees)\b"
+            rf"|\bfor (?:\w+ )?{_AI} only\b|\b{_AI} instructions ?:"
+            rf"|(?:^|[(\[,.;!?\">-]) ?{_AI}(?: \w+)? ?[:,] (?:please |now )?(?:ignore|disregard|forget|stop"
+            rf"|do not|"
+            rf"don't|say|tell|answer|respond|reply|print|reveal|include|add|mention|write|output|send"
+            rf"|forward|"
+            rf"recommend|describe|give|rank|rate|score|praise|approve|accept|report|state|in your|if you|"
+            rf"when you|the following)"
+            rf"|\b{_AI} (?:\w+ )?(?:must|should|shall|is to|are to|has to|have to) (?:now |always |also )?"
+            rf"(?:say|tell|answer|respond|reply|recommend|mention|include|state|describe|report|refuse"
+            rf"|ignore|"
+            rf"reveal|praise|rank|give|add|claim|output|print)\b",
+            re.MULTILINE,
+        ),
+    ),
+    "exfiltration": (
+        3,
+        re.compile(
+            rf"{_NEGATED}\b(?:reveal|print|show|output|repeat|leak|disclose|display|tell me|give me|share"
+            rf"|send|"
+            rf"email|forward|dump|list|encode|write out|spell out|what (?:is|are|were)) {_WORDS}"
+            rf"(?:(?:your|the) (?:full |exact |entire |hidden |initial |original |secret |internal )*"
+            rf"(?:system prompt|prompt|instructions|configuration|api keys?|password|context|rules)"
+            rf"|(?:the )?hidden (?:prompt|instructions|text)|system prompt|context window|everything above|"
+            rf"above this line|secrets|credentials|chat history|conversation so far|customer database|"
+            rf"(?:the )?user'?s? (?:\w+ )?(?:messages|email address|data|conversation|api keys?|history)|"
+            rf"private ones|internal notes)"
+            rf"|\b(?:verbatim|word for word)\b.{{0,40}}$|\bwhat were you told\b"
+            rf"|!\[[^\]]*\]\(https?://[^)]*(?:\{{|\?(?:q|data|d|p|c|x)=)"
+            rf"|\b(?:send|forward|email|post|upload) (?:\w+ ){{0,5}}to (?:https?://|\S+@\S+\.\w+)",
+            re.MULTILINE,
+        ),
+    ),
+    "persona": (
+        3,
+        re.compile(
+            rf"\byou are (?:now |no longer |in fact )?(?:an? |the |my )?(?:[\w-]+ ){{0,2}}?"
+            rf"(?:dan|{_AI}|jailbroken|unrestricted|unfiltered|uncensored)\b(?! (?:reading|group"
+            rf"|model number))"
+            rf"|\byou are (?:now )?in (?:\w+ )?(?:god|developer|dan|jailbreak|unrestricted|debug|admin) mode"
+            rf"|\b(?:pretend|imagine|act as if|suppose) (?:that )?(?:you are|you're|to be) (?:an? "
+            rf"|the )?(?:\w+ ){{0,3}}?{_AI}\b"
+            rf"|\b(?:act|roleplay|role-play|pose) as (?:an? |the )?(?:\w+ ){{0,2}}?(?:{_AI}|dan)\b"
+            rf"|\bdo anything now\b|\bstrive to avoid norms\b"
+            rf"|\b(?:simulate|emulate|become) (?:an? )?(?:\w+ ){{0,2}}?{_AI} (?:that|which|with|without"
+            rf"|who)\b"
+            rf"|\byour new (?:identity|persona|name) is\b"
+        ),
+    ),
+    "no_limits": (
+        2,
+        re.compile(
+            r"\b(?:without|no|free of|free from) (?:any |all )?(?:restrictions|limits|limitations|filters|"
+            r"rules|guidelines|censorship|constraints)\b|\b(?:unrestricted|unfiltered|uncensored"
+            r"|jailbroken)\b"
+            r"|\b(?:developer|god|jailbreak|dan) mode\b|\bjailbreak (?:enabled|mode|persona)\b"
+            r"|\b(?:never|don't|do not) refuse\b|\bevery request is permitted\b"
+        ),
+    ),
+    "data_into_url": (
+        2,
+        re.compile(
+            r"\b(?:put|embed|encode|include|append|add)\b(?: \w+){0,4} (?:in|into|to) (?:the |a |an )?"
+            r"(?:url|link|image|query string)\b"
+        ),
+    ),
+    "private_data": (
+        1,
+        re.compile(r"\b(?:conversation so far|chat history|previous messages|context window)\b"),
+    ),
+    "system_prompt": (2, re.compile(r"\bsystem ?prompt\b|\bhidden (?:prompt|instructions)\b")),
+    "persona_hint": (
+        1,
+        re.compile(
+            r"\b(?:act as|roleplay as|role-play as|respond as|speak as|stay in character|from now on,? you|"
+            r"from this moment,? you|persona|let's play a game)\b"
+        ),
+    ),
+    "directive": (
+        1,
+        re.compile(
+            r"\b(?:tell the user|tell them|in your (?:answer|reply|response|summary)|respond only|reply only|"
+            r"answer only|answer every question|begin every answer|always (?:say|claim|answer|respond"
+            r"|recommend)|"
+            r"instead\b)"
+        ),
+    ),
+    "multilingual_override": (
+        3,
+        re.compile(
+            r"\b(?:ignorez|ignorer|oubliez|oublier|oublie|ignoriere|ignorieren|vergiss|vergessen sie"
+            r"|missachte|ignora|"
+            r"olvida|olvide|omite|dimentica|esqueça|esquece|negeer|vergeet|zignoruj|ignoruj|zapomnij"
+            r"|ignore)\b"
+            r"(?:[ ,]+\w+){0,4}?[ ,]+(?:consignes|règles|directives|anweisungen|regeln|instruktionen|"
+            r"vorgaben|instrucciones|reglas|indicaciones|istruzioni|regole|instruções|regras|instructies"
+            r"|regels|"
+            r"instrukcje|polecenia|zasady)\b"
+            r"|\b(?:ignorez|ignorer|oubliez|ignoriere|ignorieren|vergiss|ignora|olvida|dimentica|negeer"
+            r"|zignoruj)\b"
+            r"(?:[ ,]+\w+){0,4}?[ ,]+(?:instructions|prompt)\b"
+            r"|(?:игнорируй|игнорируйте|проигнорируй|забудь|забудьте)(?:\s+\w+){0,3}?\s+"
+            r"(?:инструкции|указания|правила|промпт)"
+            r"|(?:忽略|无视|忽视|忘记|忘掉).{0,8}(?:指令|指示|提示|规则)"
+            r"|(?:指示|命令|プロンプト).{0,8}無視|無視.{0,8}(?:指示|命令)"
+            r"|(?:지시|명령|프롬프트).{0,8}무시"
+            r"|talimat\w*.{0,20}(?:yok say|görmezden gel)"
+            r"|\b(?:du bist jetzt|tu es maintenant|eres ahora|sei ora|você agora é)\b"
+            r"|(?:ты теперь|теперь ты)\b|(?:你现在是|从现在开始，?你是)"
+            r"|(?:sans|ohne|sin|senza|sem|без) (?:aucune |jegliche |ninguna |alcuna |\w+ )?"
+            r"(?:restrictions?|filtre|einschränkungen|restricciones|restrizioni|restrições|ограничений)"
+            r"|没有任何限制"
+            r"|(?:systemprompt|prompt du système|prompt del sistema|prompt do sistema|системный промпт|"
+            r"システムプロンプト|系统提示)"
+        ),
+    ),
+}
+
+
+def injection_features(normal: str) -> dict[str, int]:
+    """The features present in ``normal`` (from ``text_normalize.normalize``) with their weights."""
+    return {name: weight for name, (weight, pattern) in FEATURES.items() if pattern.search(normal)}
+
+
+def injection_score(normal: str) -> int:
+    return sum(injection_features(normal).values())

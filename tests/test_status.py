@@ -1,0 +1,43 @@
+"""`status` tells searchable from parsed-only and failed, names the generation readers load, a
+pending refresh, and what the next `index` will do (it said "34 documents indexed" right after a
+crash when nothing was searchable)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graphunified_assets.cli import main
+from graphunified_assets.lib.index_state import IndexState
+from graphunified_query.layout import HomeLayout
+
+
+def _status(home: Path, input_dir: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    capsys.readouterr()
+    assert main(["status", "--home", str(home), "--input", str(input_dir)]) == 0
+    return capsys.readouterr().out
+
+
+def test_status_is_honest_about_a_home(
+    input_dir: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["index", "--input", str(input_dir), "--home", str(home)]) == 0
+    out = _status(home, input_dir, capsys)
+    assert "3 documents searchable, 0 parsed but not searchable, 0 failed" in out
+    assert "readers load generation 1, published 20" in out
+    assert "0 new, 0 changed, 0 incomplete, 0 removed, 3 unchanged; nothing to refresh" in out
+
+    (input_dir / "new.md").write_text("# New\n\nA new page.\n", encoding="utf-8")
+    layout = HomeLayout.at(home)
+    layout.refresh_pending.touch()  # as a crash in the global refresh leaves it
+    IndexState(layout.index_state).record_failures("embed", [("flood.txt", "HTTP 500; re-run index")])
+    out = _status(home, input_dir, capsys)
+    assert "1 new, 0 changed" in out and "then the global refresh" in out
+    assert "a global refresh is pending" in out
+    assert "failed [embed] flood.txt: HTTP 500; re-run index" in out and ", 1 failed in" in out
+
+    shutil.rmtree(layout.lancedb / "chunk_vectors.lance")  # nothing is searchable any more
+    out = _status(home, input_dir, capsys)
+    assert "0 documents searchable, 3 parsed but not searchable" in out
