@@ -12,20 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from graphunified_query.retrieval.registry import fallbacks
+
 if TYPE_CHECKING:  # importing spaCy alone takes a second: only the first routed question pays it
     from spacy.language import Language
     from spacy.tokens import Doc, Token
 
-# Where a strategy's questions go when it is not built: the next closest kind of evidence first
-# (graph neighbours, then relations), then text search; `naive` needs only chunk vectors.
-FALLBACKS: dict[str, tuple[str, ...]] = {
-    "graphrag_global": ("lightrag", "hybrid", "naive"),
-    "lightrag": ("hipporag", "graphrag_local", "hybrid", "naive"),
-    "hipporag": ("lightrag", "graphrag_local", "hybrid", "naive"),
-    "graphrag_local": ("lightrag", "hipporag", "hybrid", "naive"),
-    "hybrid": ("naive",),
-    "naive": (),
-}
+# Where a strategy's questions go when it is not built: each strategy's `fallbacks` in the registry.
+FALLBACKS: dict[str, tuple[str, ...]] = fallbacks()
 
 _SUMMARY = re.compile(
     r"\b(summar(?:y|ies|ize|ise)|overview|overall|main (?:ideas?|themes?|topics?|points?)|themes?"

@@ -175,8 +175,29 @@ class GraphSettings(_Section):
     bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalization (rank-bm25's default).")
 
 
+class GenerationSettings(_Section):
+    """The answer call; unset values fall back to llm.model and query.answer_max_tokens."""
+
+    model: str | None = Field(None, description="Model that writes answers (default: llm.model).")
+    max_tokens: int | None = Field(
+        None, ge=16, description="Longest answer (default: query.answer_max_tokens)."
+    )
+    temperature: float | None = Field(
+        None, ge=0.0, le=2.0, allow_inf_nan=False, description="Sampling temperature of answers (default 0)."
+    )
+
+
 class QuerySettings(_Section):
-    top_k: int = Field(10, ge=1, le=200, description="Contexts a retriever returns by default.")
+    top_k: int = Field(
+        10,
+        ge=1,
+        le=1000,
+        description="Most contexts a query returns (a hard cap; link expansion fits inside).",
+    )
+    default_strategy: str = Field(
+        "auto", description="Strategy of a request that names none: a registered name, or auto (routed)."
+    )
+    generation: GenerationSettings = GenerationSettings()
     context_window: int = Field(
         8000,
         ge=256,
@@ -314,6 +335,10 @@ class Settings(_Section):
     storage: StorageSettings = StorageSettings()
     logging: LoggingSettings = LoggingSettings()
     automation: AutomationSettings = AutomationSettings()
+    strategies: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Per-strategy parameter defaults, strategies.<name>.<param> (see the strategy table).",
+    )
 
 
 def load_settings(

@@ -42,7 +42,8 @@ class ClaudeGenerator:
         response = self.client.create(
             system=self.system(template),
             messages=[{"role": "user", "content": user_message(question, contexts, template)}],
-            max_tokens=self.settings.answer_max_tokens,
+            max_tokens=self.settings.generation.max_tokens or self.settings.answer_max_tokens,
+            temperature=self.settings.generation.temperature or 0.0,  # query.generation (default 0)
         )
         text = response.text.strip()
         # This call's own bill, as the ledger records it: a cache hit is free and not a call. Read

@@ -1,9 +1,8 @@
-"""The retriever protocol, what every retriever is built with, and the registry of strategies."""
+"""The retriever protocol and what every retriever is built with (the registry is `registry.STRATEGIES`)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -51,17 +50,3 @@ class RetrieverBase:
 
     async def aretrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
         return await asyncio.to_thread(self.retrieve, query, top_k, **params)
-
-
-REGISTRY: dict[str, Callable[[RetrieverContext], Retriever]] = {}
-
-
-def register(name: str) -> Callable[[type[RetrieverBase]], type[RetrieverBase]]:
-    """Class decorator: ``@register("naive")`` makes the strategy available by that name."""
-
-    def add(cls: type[RetrieverBase]) -> type[RetrieverBase]:
-        cls.name = name
-        REGISTRY[name] = cls
-        return cls
-
-    return add

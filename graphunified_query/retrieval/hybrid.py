@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from graphunified_query.indexes.dense import top_k as top_scores
 from graphunified_query.results import Retrieval
-from graphunified_query.retrieval.base import RetrieverBase, register
+from graphunified_query.retrieval.base import RetrieverBase
 from graphunified_query.retrieval.contexts import chunk_result
+from graphunified_query.retrieval.params import StrategyParams, Unit
 
 
 def weighted_rrf(rankings: Sequence[tuple[float, Sequence[int]]], k: int = 60) -> dict[int, float]:
@@ -26,8 +28,14 @@ def weighted_rrf(rankings: Sequence[tuple[float, Sequence[int]]], k: int = 60) -
     return fused
 
 
-@register("hybrid")
+class HybridParams(StrategyParams):
+    alpha: Unit = Field(0.5, description="Weight of the dense ranking in the fusion (1 - alpha: BM25).")
+    k: int = Field(60, ge=1, le=10_000, description="RRF constant: each list adds weight / (k + rank).")
+
+
 class HybridRetriever(RetrieverBase):
+    name = "hybrid"
+
     def retrieve(
         self, query: str, top_k: int = 10, *, alpha: float = 0.5, k: int = 60, **params: Any
     ) -> Retrieval:
