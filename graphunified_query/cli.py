@@ -169,7 +169,7 @@ def _params(pairs: list[str]) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise ValueError(f"--param {pair!r} must look like KEY=VALUE")
-        params[key] = json.loads(raw) if raw[:1] in "-0123456789[{tfn" and _is_json(raw) else raw
+        params[key] = json.loads(raw) if raw[:1] in "-0123456789[{tfnNI" and _is_json(raw) else raw
     return params
 
 

@@ -29,6 +29,7 @@ from graphunified_query.remote_generation import cache_root
 from graphunified_query.request import (
     QueryRequest,
     RequestError,
+    ResolvedParams,
     ResolvedRequest,
     check_strategy_settings,
     params_for,
@@ -122,6 +123,16 @@ class QueryEngine:
             generator = _generator(_claude(answering, layout, environ), settings, embedder)
             return cls(snapshot, settings, embedder, llm=llm, generator=generator)
         return cls(snapshot, settings, embedder, llm=llm)
+
+    @classmethod
+    def serving(cls, retriever: Retriever) -> QueryEngine:
+        """An engine over a Python-built retriever's own context that serves it under its name
+        (with the registry parameters of that name, if any), on the one query path."""
+        context: RetrieverContext = getattr(retriever, "context")  # noqa: B009  (a RetrieverBase)
+        engine = cls(context.snapshot, context.settings, context.embedder, llm=context.llm)
+        known = engine.registry.get(retriever.name)
+        engine.add(retriever.name, retriever, known.params if known else NoParams)
+        return engine
 
     @property
     def context(self) -> RetrieverContext:
@@ -229,7 +240,7 @@ class QueryEngine:
             self.context_pipeline,
             resolved.question,
             resolved.top_k,
-            self._kwargs(strategy, params.values, resolved),
+            self._kwargs(strategy, params, resolved),
             resolved.query,
         )
         retrieved = time.perf_counter()  # retrieval latency includes the (millisecond) context pipeline
@@ -264,8 +275,11 @@ class QueryEngine:
             metadata=metadata,
         )
 
-    def _kwargs(self, strategy: str, values: StrategyParams, resolved: ResolvedRequest) -> dict[str, Any]:
-        kwargs = values.as_kwargs()
+    def _kwargs(self, strategy: str, params: ResolvedParams, resolved: ResolvedRequest) -> dict[str, Any]:
+        values, sources = params.values, params.sources
+        # Values the call or settings chose; the rest stay the retriever's own (its signature or, for
+        # one built in Python, its construction), which a test keeps equal to the model's defaults.
+        kwargs = {name: getattr(values, name) for name in sources if sources[name] != "default"}
         # A strategy that can search inside documents itself is told which (the filter still applies).
         if getattr(self.retriever(strategy), "searches_documents", False) and resolved.query.document_ids:
             kwargs["document_ids"] = list(resolved.query.document_ids)

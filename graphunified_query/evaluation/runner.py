@@ -40,6 +40,7 @@ class QuestionRun:
     f1: float | None = None
     routed_to: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    contexts: list[tuple[str | None, float]] = field(default_factory=list)  # (chunk id, score) returned
 
 
 def run_questions(
@@ -88,6 +89,7 @@ def _run_one(
         tokens=meta["tokens_used"],
         cost_usd=meta["cost_usd"],
         routed_to=response.strategy if request.strategy == AUTO else None,
+        contexts=[(c.chunk_id, c.score) for c in response.contexts],
     )
     if response.answer is not None:
         run.answer = response.answer
