@@ -159,7 +159,7 @@ class Router:
         features = self.features(question)
         rule, cue = next((r, c) for r in self.rules if (c := r.cue(features)) is not None)
         reason = rule.reason.format(cue=cue)
-        order = (rule.strategy, *FALLBACKS.get(rule.strategy, ("naive",)))
+        order = (rule.strategy, *fallbacks().get(rule.strategy, ("naive",)))  # the registry, now
         strategy = next((s for s in order if s in available), None)
         if strategy is None:
             raise ValueError(f"No strategy to route to: none of {', '.join(order)} is in {list(available)}.")
