@@ -20,11 +20,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     ask = commands.add_parser("ask", help="answer a question with one strategy (default: routed)")
     ask.add_argument("question")
+    # Not argparse choices: a strategy defined in the home's settings.yaml is valid too, and an
+    # unknown name gets the request check's message (closest match), as over HTTP.
     ask.add_argument(
         "--strategy",
         default=None,
-        choices=(*STRATEGIES, AUTO),
-        help="default: settings query.default_strategy (auto: the router picks)",
+        metavar="{" + ",".join((*STRATEGIES, AUTO)) + "}",
+        help="a registered strategy, one defined in settings.yaml (strategies:), or auto (routed); "
+        "default: settings query.default_strategy",
     )
     _common(ask)
     ask.add_argument("--retrieve-only", action="store_true", help="print the contexts, generate nothing")

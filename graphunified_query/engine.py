@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphunified_query.aliases import read_aliases, with_aliases
+from graphunified_query.compose.named import WithSettings, composition, is_composition
 from graphunified_query.context.options import PIPELINE_KEYS
 from graphunified_query.context.pipeline import ContextPipeline
 from graphunified_query.generation import ClaudeGenerator, ExtractiveGenerator, Generator
@@ -84,6 +85,9 @@ class QueryEngine:
         # The registry's strategies, plus any this engine is given (`add`); settings are checked
         # against them now, so a misspelt strategies.<name>.<param> fails at start-up.
         self.registry: dict[str, Strategy] = dict(STRATEGIES)
+        for name, entry in settings.strategies.items():
+            if is_composition(entry):  # a strategy defined in settings.yaml
+                self.registry[name] = composition(name, entry, self._with_settings, STRATEGIES)
         check_strategy_settings(settings, self.registry)
         self.snapshot = snapshot
         self.settings = settings
@@ -153,6 +157,12 @@ class QueryEngine:
         """Serve a retriever built in Python (e.g. a `HybridCombiner`) by name on every path."""
         self.registry[name] = Strategy(name, lambda _: retriever, params, tier, "added in Python")
         self._retrievers[name] = retriever
+
+    def _with_settings(self, name: str) -> Retriever:
+        """Strategy ``name`` inside a composition, with its strategies.<name> settings applied."""
+        defaults = params_for({}, self.registry[name], self.settings)
+        chosen = {k: getattr(defaults.values, k) for k, s in defaults.sources.items() if s == "settings"}
+        return WithSettings(self.retriever(name), chosen, self._context)
 
     def retriever(self, name: str) -> Retriever:
         if name not in self.registry:
@@ -234,7 +244,7 @@ class QueryEngine:
             decision = self.router.route(resolved.question, core)
             strategy = decision.strategy
             routing = {"router_reason": decision.reason, "router_features": decision.features}
-        params = params_for(resolved, self.registry[strategy], self.settings)
+        params = params_for(resolved.call_params, self.registry[strategy], self.settings)
         outcome = run_path(
             self.retriever(strategy),
             self.context_pipeline,

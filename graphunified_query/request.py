@@ -130,15 +130,17 @@ def resolve(request: QueryRequest, strategies: Mapping[str, Strategy], settings:
         if not any(name in s.params.model_fields for s in candidates):
             raise unknown_param(name, strategy, candidates)
     for candidate in candidates:
-        params_for(resolved, candidate, settings)  # values out of range fail before anything runs
+        params_for(call_params, candidate, settings)  # values out of range fail before anything runs
     return resolved
 
 
-def params_for(resolved: ResolvedRequest, strategy: Strategy, settings: Settings) -> ResolvedParams:
+def params_for(call: Mapping[str, Any], strategy: Strategy, settings: Settings) -> ResolvedParams:
     """The strategy's typed parameters for this request: call > settings > default."""
     model = strategy.params
-    from_settings = dict(settings.strategies.get(strategy.name, {}))
-    from_call = {k: v for k, v in resolved.call_params.items() if k in model.model_fields}
+    from_settings = {
+        k: v for k, v in settings.strategies.get(strategy.name, {}).items() if k not in strategy.structure
+    }
+    from_call = {k: v for k, v in call.items() if k in model.model_fields}
     try:
         values = model.model_validate({**from_settings, **from_call})
     except ValidationError as error:
@@ -155,6 +157,8 @@ def check_strategy_settings(settings: Settings, strategies: Mapping[str, Strateg
     from graphunified_query.settings import SettingsError
 
     for name, values in settings.strategies.items():
+        if strategies.get(name) and strategies[name].structure:
+            continue  # a composition, checked when it was built
         if name not in strategies:
             raise SettingsError(
                 f"strategies.{name}: no such strategy{_hint(name, strategies)}; "

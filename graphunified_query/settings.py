@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from graphunified_query.risk import RiskLevel
+from graphunified_query.settings_file import closest_key, prepare
 
 ENV_PREFIX = "GRAPHUNIFIED__"
 SETTINGS_FILE_NAME = "settings.yaml"
@@ -128,6 +129,9 @@ def _default_prices() -> dict[str, ModelPrice]:
         "claude-sonnet-4-5": ModelPrice(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75),
         "claude-haiku-4-5": ModelPrice(input=1.0, output=5.0, cache_read=0.10, cache_write=1.25),
         "claude-opus-4-1": ModelPrice(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75),
+        # Older ids still named in configurations (Anthropic's list prices).
+        "claude-3-5-sonnet-20241022": ModelPrice(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75),
+        "claude-3-5-haiku-20241022": ModelPrice(input=0.80, output=4.0, cache_read=0.08, cache_write=1.0),
     }
 
 
@@ -357,6 +361,8 @@ def environment_settings(environ: Mapping[str, str] | None = None) -> Settings:
 
 def _validated(values: dict[str, Any], source: str, environ: Mapping[str, str] | None) -> Settings:
     environ = os.environ if environ is None else environ
+    # ${VAR} values, refused literal secrets, keys other configurations spell differently.
+    values = prepare(values, environ, source)
     for name, raw in environ.items():
         if name.startswith(ENV_PREFIX):
             keys = name[len(ENV_PREFIX) :].lower().split("__")
@@ -365,7 +371,9 @@ def _validated(values: dict[str, Any], source: str, environ: Mapping[str, str] |
         return Settings.model_validate(values)
     except ValidationError as error:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors(include_url=False)
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            + (closest_key(Settings, e["loc"]) if e["type"] == "extra_forbidden" else "")
+            for e in error.errors(include_url=False)
         )
         source = source if values else "defaults"
         raise SettingsError(

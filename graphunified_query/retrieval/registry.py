@@ -41,6 +41,8 @@ class Strategy:
     summary: str
     # Where the router sends this strategy's questions when the index cannot serve it, best first.
     fallbacks: tuple[str, ...] = ("naive",)
+    # Keys of its settings.yaml entry that say what is built (a composition), not parameters.
+    structure: frozenset[str] = frozenset()
 
 
 def _composable(

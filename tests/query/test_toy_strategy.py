@@ -67,3 +67,11 @@ def test_registry_defaults_match_the_retrievers_own() -> None:
         for param, field in strategy.params.model_fields.items():
             if param in signature:
                 assert signature[param] == field.default, (name, param)
+
+
+def test_the_readme_strategy_table_is_generated_from_the_registry() -> None:
+    from graphunified_query.settings_reference import strategy_table
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    between = readme.split("<!-- strategy-table:start -->\n", 1)[1].split("<!-- strategy-table:end -->", 1)[0]
+    assert between == strategy_table(), "regenerate the README table with settings_reference.strategy_table()"
