@@ -17,15 +17,13 @@ from typing import Any
 
 from graphunified_query.aliases import read_aliases, with_aliases
 from graphunified_query.compose.named import WithSettings, composition, is_composition
-from graphunified_query.context.options import PIPELINE_KEYS
 from graphunified_query.context.pipeline import ContextPipeline
 from graphunified_query.generation import ClaudeGenerator, ExtractiveGenerator, Generator
 from graphunified_query.generation.select import claude_configured
 from graphunified_query.layout import HomeLayout
 from graphunified_query.object_store import is_object_store_uri
-from graphunified_query.providers.cost import Usage
 from graphunified_query.providers.embedding import Embedder, check_same_model, make_embedder
-from graphunified_query.query_path import PathOutcome, run_path
+from graphunified_query.query_path import run_path
 from graphunified_query.remote_generation import cache_root
 from graphunified_query.request import (
     QueryRequest,
@@ -34,8 +32,8 @@ from graphunified_query.request import (
     ResolvedRequest,
     check_strategy_settings,
     params_for,
+    per_strategy,
     resolve,
-    unknown_param,
 )
 from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
 from graphunified_query.retrieval import Retriever, RetrieverContext
@@ -206,33 +204,9 @@ class QueryEngine:
     def compare_requests(
         self, question: str, top_k: int | None, params: Mapping[str, Any], names: Sequence[str] | None = None
     ) -> list[QueryRequest]:
-        """One request per strategy (default: the core tier) with the params each takes; a name no
-        strategy takes is refused first, with the same message as for one strategy."""
-        names = list(names or (n for n, s in self.registry.items() if s.tier == "core"))
-        for name in names:
-            if name != AUTO:
-                self.retriever(name)  # an unknown name fails before anything runs
-        taken = {p for n in names if n != AUTO for p in self.registry[n].params.model_fields}
-        shared = {k: v for k, v in params.items() if k in PIPELINE_KEYS}
-        for name in params:
-            if name not in taken and name not in shared:
-                raise unknown_param(name, ", ".join(names), [self.registry[n] for n in names if n != AUTO])
-        return [
-            QueryRequest(
-                question=question,
-                strategy=name,
-                top_k=top_k,
-                params={
-                    **shared,
-                    **{
-                        k: v
-                        for k, v in params.items()
-                        if name == AUTO or k in self.registry[name].params.model_fields
-                    },
-                },
-            )
-            for name in names
-        ]
+        """One request per strategy (default: the core tier) with the params each takes."""
+        chosen = list(names or (n for n, s in self.registry.items() if s.tier == "core"))
+        return per_strategy(self.registry, question, top_k, params, chosen)
 
     def query(self, request: QueryRequest) -> QueryResponse:
         started = time.perf_counter()
@@ -263,7 +237,7 @@ class QueryEngine:
             "strategy": strategy,
             **routing,
             "requested_strategy": resolved.strategy,
-            **_costs(outcome, answer),
+            **outcome.costs(answer),
             "latency_ms": round((finished - started) * 1000, 2),
             "retrieval_latency_ms": round((retrieved - started) * 1000, 2),
             "generation_latency_ms": round((finished - retrieved) * 1000, 2),
@@ -294,19 +268,6 @@ class QueryEngine:
         if getattr(self.retriever(strategy), "searches_documents", False) and resolved.query.document_ids:
             kwargs["document_ids"] = list(resolved.query.document_ids)
         return kwargs
-
-
-def _costs(outcome: PathOutcome, answer: GeneratedAnswer | None) -> dict[str, Any]:
-    retrieval = outcome.retrieval
-    usage = retrieval.usage + (answer.usage if answer else Usage())
-    return {
-        "tokens_used": usage.input_tokens
-        + usage.output_tokens
-        + usage.cache_read_tokens
-        + usage.cache_write_tokens,
-        "cost_usd": round(retrieval.cost_usd + (answer.cost_usd if answer else 0.0), 6),
-        "llm_calls": retrieval.llm_calls + (answer.llm_calls if answer else 0),
-    }
 
 
 def _generator(llm: Any, settings: Settings, embedder: Embedder) -> Generator:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from graphunified_query.context.pipeline import ContextPipeline, PreparedContext
-from graphunified_query.results import Retrieval
+from graphunified_query.providers.cost import Usage
+from graphunified_query.results import GeneratedAnswer, Retrieval
 from graphunified_query.retrieval.base import Retriever
 from graphunified_query.settings import QuerySettings
 
@@ -26,6 +27,16 @@ class PathOutcome:
     retrieval: Retrieval  # the deepest list the strategy returned, with the cost of every call summed
     prepared: PreparedContext  # what is returned (at most top_k) and sent to a generator
     depth: int  # the list length last asked of the strategy
+
+    def costs(self, answer: GeneratedAnswer | None) -> dict[str, Any]:
+        """Tokens, dollars and LLM calls of the retrieval and the answer together."""
+        usage = self.retrieval.usage + (answer.usage if answer else Usage())
+        tokens = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        return {
+            "tokens_used": tokens,
+            "cost_usd": round(self.retrieval.cost_usd + (answer.cost_usd if answer else 0.0), 6),
+            "llm_calls": self.retrieval.llm_calls + (answer.llm_calls if answer else 0),
+        }
 
 
 def run_path(

@@ -216,3 +216,44 @@ def _invalid(error: ValidationError, strategy: str, given: Mapping[str, Any]) ->
 def _hint(name: str, choices: Iterable[str]) -> str:
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def per_strategy(
+    registry: Mapping[str, Strategy],
+    question: str,
+    top_k: int | None,
+    params: Mapping[str, Any],
+    names: list[str],
+) -> list[QueryRequest]:
+    """``compare``/eval: one request per strategy, with the params each takes. A name no strategy
+    takes is refused first, with the same message as for one strategy."""
+    for name in names:
+        if name != AUTO and name not in registry:
+            raise RequestError(
+                ("strategy",),
+                f"unknown strategy {name!r}{_hint(name, registry)}; choose one of: "
+                f"{', '.join([*registry, AUTO])}",
+            )
+    chosen = [registry[n] for n in names if n != AUTO]
+    shared = {k: v for k, v in params.items() if k in PIPELINE_KEYS}
+    for name in params:
+        if name not in shared and not any(name in s.params.model_fields for s in chosen):
+            raise unknown_param(name, ", ".join(names), chosen)
+    return [
+        QueryRequest(
+            question=question,
+            strategy=name,
+            top_k=top_k,
+            params={
+                **shared,
+                **{
+                    k: v for k, v in params.items() if name == AUTO or k in registry[name].params.model_fields
+                },
+            },
+        )
+        for name in names
+    ]
+
+
+def _takes(registry: Mapping[str, Strategy], name: str, param: str) -> bool:
+    return name == AUTO or param in registry[name].params.model_fields

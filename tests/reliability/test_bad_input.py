@@ -227,7 +227,7 @@ def _ask(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
         (("Who?", "--top-k", "-3"), "top_k is -3"),
         (("Who?", "--top-k", "1000000000"), "top_k is 1000000000"),
         (("Who?", "--top-k", "1e9"), "invalid int value: '1e9'"),
-        (("Who?", "--strategy", "bm42"), "invalid choice: 'bm42'"),
+        (("Who?", "--strategy", "bm42"), "unknown strategy 'bm42'"),
     ],
 )
 def test_bad_queries_are_exit_2_with_the_input_named(
