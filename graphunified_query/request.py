@@ -195,7 +195,12 @@ def _context(query: QuerySettings, options: Mapping[str, Any]) -> QuerySettings:
 
 def unknown_param(name: str, strategy: str, candidates: list[Strategy]) -> RequestError:
     taken = sorted({p for s in candidates for p in s.params.model_fields})
-    hint = _hint(name, [*taken, *PIPELINE_KEYS])
+    # "k" is what LangChain and many tools call the number of results, which is top_k here.
+    hint = (
+        " (the number of contexts is top_k, a field of its own)"
+        if name == "k"
+        else _hint(name, [*taken, *PIPELINE_KEYS])
+    )
     return RequestError(
         ("params", name),
         f"{strategy} takes no parameter {name!r}{hint}; it takes: {', '.join(taken) or 'none'}"

@@ -69,6 +69,13 @@ class QueryService:
         except RequestError as error:
             value = _value_at(request.model_dump(), error.field)
             raise InvalidRequest(error.field, str(error), value) from None
+        except ValueError as error:
+            if not request.params:  # not the caller's doing: a server error, reported as one
+                raise
+            # A valid value the index cannot serve (e.g. reranker 'llm' without an LLM configured).
+            raise InvalidRequest(
+                ("params",), str(error), _value_at(request.model_dump(), ("params",))
+            ) from None
         return response.as_dict()
 
 

@@ -169,6 +169,8 @@ def test_concurrent_requests(base_url: str) -> None:
             ["body", "params", "reranker"],
         ),
         ({"question": QUESTION, "strategy": "hybrid", "params": {"rrf_k": -1}}, ["body", "params", "rrf_k"]),
+        ({"question": QUESTION, "strategy": "hybrid", "params": {"k": -1}}, ["body", "params", "k"]),
+        ({"question": QUESTION, "strategy": "expanded", "params": {"reranker": "llm"}}, ["body", "params"]),
         (
             {"question": QUESTION, "strategy": "vector_mmr", "params": {"lambda_mult": "NaN"}},
             ["body", "params", "lambda_mult"],
