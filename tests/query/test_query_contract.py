@@ -173,10 +173,13 @@ def test_top_k_is_a_hard_cap_and_a_filter_fills_it(engine: QueryEngine, strategy
         assert len(response.contexts) <= top_k
         assert response.metadata["context_count"] == len(response.contexts)
     # Documents far from the question, with 3+ chunks between them: every context must come
-    # from them, and the strategies that return chunks fill all three places.
+    # from them, and the filter (inside the search) fills all three places.
     wanted = ["river-towns.md", "comet-catalogues.md", "kestrel-dam.md"]
     assert sum(snapshot.chunks.document_ids.count(d) for d in wanted) >= 3
     response = engine.ask(QUESTION, strategy, 3, retrieve_only=True, document_ids=wanted)
     assert all(c.document_id in wanted for c in response.contexts)
-    if strategy in {"naive", "hybrid", "expanded", "vector", "vector_mmr"}:
+    # The graph walks (graphrag_local, lightrag, graph_bfs/dfs) only reach the seed entities'
+    # neighbourhood, and graphrag_global answers with community reports no one document backs:
+    # for them the filter keeps what matches of all they can find (checked above), possibly fewer.
+    if strategy in {"naive", "hybrid", "hipporag", "expanded", "vector", "vector_mmr"}:
         assert len(response.contexts) == 3, response.metadata["context_pipeline"]
