@@ -226,6 +226,7 @@ class QueryEngine:
             resolved.top_k,
             self._kwargs(strategy, params, resolved),
             resolved.query,
+            deepens=self.registry[strategy].deepens,
         )
         retrieved = time.perf_counter()  # retrieval latency includes the (millisecond) context pipeline
         answer: GeneratedAnswer | None = None

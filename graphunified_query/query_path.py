@@ -3,8 +3,10 @@
 (Generation, the last step, is the engine's.) The filters act on the candidate set, not on a cut
 list: when they leave fewer than ``top_k`` contexts and the strategy had more to give, the strategy
 is asked again for a deeper list (x4 each time, up to every chunk of the index), so ``top_k``
-matching contexts come back whenever the index holds them. ``top_k`` is then a hard cap on what is
-returned: link expansion competes for those places by score instead of adding to them.
+matching contexts come back whenever the index holds them (not for a strategy whose candidates do
+not grow with the depth asked, `Strategy.deepens`: graphrag_global would repeat its LLM map).
+``top_k`` is then a hard cap on what is returned: link expansion competes for those places by
+score instead of adding to them.
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ def run_path(
     top_k: int,
     params: Mapping[str, Any],
     query: QuerySettings,
+    *,
+    deepens: bool = True,
 ) -> PathOutcome:
-    limit = max(top_k, len(pipeline.snapshot.chunks.ids))
+    limit = max(top_k, len(pipeline.snapshot.chunks.ids)) if deepens else top_k
     depth = top_k
     spent: Retrieval | None = None
     while True:

@@ -43,6 +43,9 @@ class Strategy:
     fallbacks: tuple[str, ...] = ("naive",)
     # Keys of its settings.yaml entry that say what is built (a composition), not parameters.
     structure: frozenset[str] = frozenset()
+    # Whether a deeper list may be asked for when filters leave fewer than top_k (`query_path`);
+    # False where the candidates do not grow with top_k and asking again repeats LLM calls.
+    deepens: bool = True
 
 
 def _composable(
@@ -72,6 +75,7 @@ STRATEGIES: dict[str, Strategy] = {
             "core",
             "community reports, map-reduce (GraphRAG global search)",
             ("lightrag", "hybrid", "naive"),
+            deepens=False,
         ),
         Strategy(
             "lightrag",
