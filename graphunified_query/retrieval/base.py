@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from graphunified_query.providers.claude import ClaudeClient
 from graphunified_query.providers.embedding import Embedder
 from graphunified_query.results import Retrieval
 from graphunified_query.settings import Settings
 from graphunified_query.snapshot import Snapshot
+
+if TYPE_CHECKING:  # the anthropic SDK takes seconds to import; `--help` and offline use never need it
+    from graphunified_query.providers.claude import ClaudeClient
 
 
 @dataclass(frozen=True)
