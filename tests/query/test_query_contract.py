@@ -183,3 +183,19 @@ def test_top_k_is_a_hard_cap_and_a_filter_fills_it(engine: QueryEngine, strategy
     # for them the filter keeps what matches of all they can find (checked above), possibly fewer.
     if strategy in {"naive", "hybrid", "hipporag", "expanded", "vector", "vector_mmr"}:
         assert len(response.contexts) == 3, response.metadata["context_pipeline"]
+
+
+def test_a_composition_built_in_python_is_served_on_the_same_path(engine: QueryEngine) -> None:
+    from graphunified_query.compose import HybridCombiner, build
+
+    snapshot = engine.snapshot
+    injected = {c for c, row in snapshot.chunk_row.items() if snapshot.chunks.document_ids[row] == INJECTED}
+    combined = HybridCombiner(build("vector", engine.context), build("graph_bfs", engine.context))
+    assert injected & {r.chunk_id for r in combined.retrieve(QUESTION, 5).results}  # the raw building block
+    engine.add("python_combined", combined)
+    served = engine.ask(QUESTION, "python_combined", 5, retrieve_only=True)
+    assert served.contexts and not injected & {c.chunk_id for c in served.contexts}
+    shown = engine.ask(QUESTION, "python_combined", 5, retrieve_only=True, show_risky=True)
+    assert injected & {c.chunk_id for c in shown.contexts}
+    documents = as_langchain(combined, k=5).invoke(QUESTION)
+    assert documents and not injected & {d.id for d in documents}
