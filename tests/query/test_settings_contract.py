@@ -133,3 +133,22 @@ def test_a_composition_of_an_unknown_strategy_is_a_settings_error(home: Path) ->
     _settings(home, "strategies:\n  mixed:\n    combine: [naive, graph_bsf]\n")
     with pytest.raises(SettingsError, match=r"strategies\.mixed: 'graph_bsf' is not a strategy"):
         QueryEngine.open(home, environ={})
+
+
+def test_query_generation_reaches_the_answer_call(home: Path) -> None:
+    from tests.fakes.anthropic_server import FakeAnthropicServer, text
+
+    with FakeAnthropicServer(
+        lambda _: text("Thomas Hale founded it. [Source: hale-mill.md]"), api_key="k"
+    ) as fake:
+        (home / "settings.yaml").write_text(
+            "embedding:\n  provider: local\n"
+            f"llm:\n  provider: anthropic\n  base_url: {fake.base_url}\n  model: claude-sonnet-4-5\n"
+            "query:\n  generation:\n    model: claude-haiku-4-5\n    max_tokens: 333\n    temperature: 0.4\n"
+        )
+        engine = QueryEngine.open(home, environ={"ANTHROPIC_API_KEY": "k"})
+        response = engine.ask("Who founded the Hale Mill?", "naive", 3)
+        assert response.answer and response.metadata["contexts_sent"] == len(response.contexts) > 0
+        (answer_call,) = fake.bodies
+        assert answer_call["model"] == "claude-haiku-4-5" and engine.llm.settings.model == "claude-sonnet-4-5"
+        assert answer_call["max_tokens"] == 333 and answer_call["temperature"] == 0.4
