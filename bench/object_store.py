@@ -41,11 +41,12 @@ from graphunified_query.lance_versions import release_unused_versions  # noqa: E
 from graphunified_query.layout import HomeLayout  # noqa: E402
 from graphunified_query.object_store import ObjectFiles, ObjectStore  # noqa: E402
 from graphunified_query.publication import current, publish, published_lance_versions  # noqa: E402
+from graphunified_query.retrieval.registry import names  # noqa: E402
 from graphunified_query.settings import StorageSettings  # noqa: E402
 from graphunified_query.snapshot_loader import load_snapshot  # noqa: E402
 from tests.fakes.s3_server import FakeS3Server  # noqa: E402
 
-STRATEGIES = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
+STRATEGIES = names("core")  # the registry's six
 BUCKET = "bench"
 
 

@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from graphunified_query.presets import preset_settings, preset_values
 from graphunified_query.settings import Settings, SettingsError
 from graphunified_query.settings_reference import mapping_value_model, sections, yaml_value
@@ -50,6 +52,14 @@ def starter_yaml(preset: str | None = None) -> str:
         lines.append(f"{name}:" if chosen else f"# {name}:")
         section = getattr(settings, name)
         for key, sub_field in model.model_fields.items():
+            nested = sub_field.annotation
+            if isinstance(nested, type) and issubclass(nested, BaseModel):  # e.g. query.generation
+                lines.append(f"  {key}:" if key in chosen else f"  # {key}:")
+                for leaf, leaf_field in nested.model_fields.items():
+                    lines += _comment(leaf_field.description or "", "    ")
+                    entry = f"{leaf}: {yaml_value(getattr(getattr(section, key), leaf))}"
+                    lines.append(f"    {entry}" if leaf in (chosen.get(key) or {}) else f"    # {entry}")
+                continue
             lines += _comment(sub_field.description or "", "  ")
             entry = f"{key}: {yaml_value(getattr(section, key))}"
             lines.append(f"  {entry}" if key in chosen else f"  # {entry}")

@@ -12,22 +12,28 @@ from typing import Any
 from graphunified_query.parquet_store import StoreError  # IndexNotBuilt, StoreDamaged, ObjectStoreError
 from graphunified_query.settings import SettingsError
 
-# Spelled out so `--help` needs no model imports; a test keeps it equal to the engine's names.
-SIX = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
-STRATEGY_CHOICES = (*SIX, "expanded", "vector", "vector_mmr", "graph_bfs", "graph_dfs", "auto")
-
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from graphunified_query.retrieval.registry import AUTO, STRATEGIES  # the choices come from the registry
+
     parser = argparse.ArgumentParser(prog="python -m graphunified_query", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     ask = commands.add_parser("ask", help="answer a question with one strategy (default: routed)")
     ask.add_argument("question")
-    ask.add_argument("--strategy", default="auto", choices=STRATEGY_CHOICES)
+    # Not argparse choices: a strategy defined in the home's settings.yaml is valid too, and an
+    # unknown name gets the request check's message (closest match), as over HTTP.
+    ask.add_argument(
+        "--strategy",
+        default=None,
+        metavar="{" + ",".join((*STRATEGIES, AUTO)) + "}",
+        help="a registered strategy, one defined in settings.yaml (strategies:), or auto (routed); "
+        "default: settings query.default_strategy",
+    )
     _common(ask)
     ask.add_argument("--retrieve-only", action="store_true", help="print the contexts, generate nothing")
     ask.add_argument("--max-risk", choices=("low", "medium", "high"), help="highest context risk kept")
     ask.add_argument("--show-risky", action="store_true", help="keep risky contexts too, marked (debug)")
-    compare = commands.add_parser("compare", help="run all six strategies on one question, side by side")
+    compare = commands.add_parser("compare", help="run the core strategies on one question, side by side")
     compare.add_argument("question")
     _common(compare)
     evaluate = commands.add_parser("eval", help="measure every strategy on a QA set (corpus + questions)")
@@ -44,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     evaluate.add_argument("--limit", type=int, default=None, help="first N questions only")
     evaluate.add_argument("--json", action="store_true", help="print results.json's summary to stdout")
     evaluate.add_argument("--judge", default=None, help="A,B: Claude judges A's answers against B's")
+    _param_option(evaluate)
     _add_serve(commands)
     args = parser.parse_args(argv)
     if args.command == "eval":
@@ -55,17 +62,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         params = _params(args.param)
         from graphunified_query.engine import QueryEngine  # loads numpy, spaCy lazily: after parsing
+        from graphunified_query.request import QueryRequest
 
         engine = QueryEngine.open(args.home)
         if args.command == "ask":
             params |= {"max_risk_level": args.max_risk} if args.max_risk else {}
             params |= {"show_risky": True} if args.show_risky else {}
-            response = engine.ask(
-                args.question, args.strategy, args.top_k, retrieve_only=args.retrieve_only, **params
+            request = QueryRequest(
+                question=args.question,
+                strategy=args.strategy,
+                top_k=args.top_k,
+                params=params,
+                retrieve_only=args.retrieve_only,
             )
+            response = engine.query(request)
             print(json.dumps(response.as_dict(), indent=2) if args.json else _human(response))
             return 0
-        responses = [engine.ask(args.question, s, args.top_k, **params) for s in SIX]
+        responses = [engine.query(r) for r in engine.compare_requests(args.question, args.top_k, params)]
         if args.json:
             print(json.dumps({r.strategy: r.as_dict() for r in responses}, indent=2))
         else:
@@ -111,6 +124,7 @@ def _eval(args: argparse.Namespace) -> int:
             out=args.out,
             generate=args.generate,
             limit=args.limit,
+            params=_params(args.param),
         )
         results = run_eval(options)
     except (DatasetError, StoreError, SettingsError, ValueError, RuntimeError) as error:
@@ -138,12 +152,17 @@ def _common(command: argparse.ArgumentParser) -> None:
         "--home", default="data", help="data home built by `python -m graphunified_assets index`"
     )
     command.add_argument("--json", action="store_true", help="print one JSON object")
+    _param_option(command)
+
+
+def _param_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--param",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="strategy parameter, e.g. --param mode=local --param max_hops=1 (repeatable)",
+        help="strategy parameter or context option, e.g. --param alpha=0.3 --param source_type=md "
+        "(repeatable; `GET /strategies` and the README list each strategy's)",
     )
 
 
@@ -153,7 +172,7 @@ def _params(pairs: list[str]) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise ValueError(f"--param {pair!r} must look like KEY=VALUE")
-        params[key] = json.loads(raw) if raw[:1] in "-0123456789[{tfn" and _is_json(raw) else raw
+        params[key] = json.loads(raw) if raw[:1] in "-0123456789[{tfnNI" and _is_json(raw) else raw
     return params
 
 

@@ -1,33 +1,44 @@
 """The query engine: one loaded index, every strategy, the router and the answer generator.
 
-`QueryEngine.open(home)` loads the snapshot once; `ask` routes (unless a strategy is given),
-retrieves, passes the hits through the context pipeline (risk and metadata filters, link
-expansion, the token budget), generates and reports what the query cost and how long each part took.
+`QueryEngine.open(home)` loads the snapshot once. `query(QueryRequest)` is the one query path of
+every entry point (CLI, HTTP, eval, LangChain, Python): validate the request (`request.resolve`),
+route (unless a strategy is given), retrieve through the risk and metadata filters, expand and
+pack (`query_path.run_path`), generate, and report what the query cost, how long each part took,
+what was returned and sent, and the parameters used with where each came from.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from graphunified_query.aliases import read_aliases, with_aliases
-from graphunified_query.compose.factory import BUILDERS, build
-from graphunified_query.context.options import split_params, with_overrides
+from graphunified_query.compose.named import WithSettings, composition, is_composition
 from graphunified_query.context.pipeline import ContextPipeline
 from graphunified_query.generation import Generator, generator_for
 from graphunified_query.layout import HomeLayout
 from graphunified_query.object_store import is_object_store_uri
-from graphunified_query.providers.cost import Usage
 from graphunified_query.providers.embedding import Embedder, check_same_model, make_embedder
 from graphunified_query.providers.registry import resolve_llm
-from graphunified_query.query_input import check_question, check_top_k
+from graphunified_query.query_path import run_path
 from graphunified_query.remote_generation import cache_root
+from graphunified_query.request import (
+    QueryRequest,
+    RequestError,
+    ResolvedParams,
+    ResolvedRequest,
+    check_strategy_settings,
+    params_for,
+    per_strategy,
+    resolve,
+)
 from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
-from graphunified_query.retrieval import REGISTRY, Retriever, RetrieverContext
+from graphunified_query.retrieval import Retriever, RetrieverContext
+from graphunified_query.retrieval.params import NoParams, StrategyParams
+from graphunified_query.retrieval.registry import AUTO, STRATEGIES, Strategy, Tier
 from graphunified_query.router import Router
 from graphunified_query.settings import Settings, load_settings
 from graphunified_query.snapshot import Snapshot
@@ -36,28 +47,10 @@ from graphunified_query.snapshot_loader import load_snapshot
 if TYPE_CHECKING:
     from graphunified_query.providers.llm import LLM
 
-# Importing the modules registers their strategies.
-from graphunified_query.retrieval import (  # noqa: F401  isort: skip
-    expanded,
-    graphrag_global,
-    graphrag_local,
-    hipporag,
-    hybrid,
-    lightrag,
-    naive,
-)
-
-AUTO = "auto"
-STRATEGIES = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
-# Registered beyond the six: chosen by name (`ask --strategy`, eval lists), not in `all` or `compare`.
-EXTRA_STRATEGIES = ("expanded",)
-# The composable building blocks (vector with MMR, BFS/DFS graph walks) by name, beside the six.
-COMPOSABLE = tuple(BUILDERS)
-for _name in COMPOSABLE:
-    REGISTRY.setdefault(_name, partial(build, _name))
+__all__ = ["AUTO", "QueryEngine", "QueryRequest", "QueryResponse", "RequestError", "UnknownStrategy"]
 
 
-class UnknownStrategy(ValueError):
+class UnknownStrategy(RequestError):
     pass
 
 
@@ -90,6 +83,13 @@ class QueryEngine:
         router: Router | None = None,
     ) -> None:
         check_same_model(snapshot.model, embedder.model_name)
+        # The registry's strategies, plus any this engine is given (`add`); settings are checked
+        # against them now, so a misspelt strategies.<name>.<param> fails at start-up.
+        self.registry: dict[str, Strategy] = dict(STRATEGIES)
+        for name, entry in settings.strategies.items():
+            if is_composition(entry):  # a strategy defined in settings.yaml
+                self.registry[name] = composition(name, entry, self._with_settings, STRATEGIES)
+        check_strategy_settings(settings, self.registry)
         self.snapshot = snapshot
         self.settings = settings
         self.embedder = embedder
@@ -119,93 +119,158 @@ class QueryEngine:
             snapshot = load_snapshot(layout.home)
         embedder = make_embedder(settings.embedding, environ)
         llm = resolve_llm(settings, cache=layout.llm_cache, environ=environ)
+        generation = settings.query.generation
+        if llm is not None and generation.model and generation.model != settings.llm.model:
+            # Answers from another model than the rest (the global map, reranking): its own client,
+            # priced as that model.
+            answering = settings.model_copy(
+                update={"llm": settings.llm.model_copy(update={"model": generation.model})}
+            )
+            answer_llm = resolve_llm(answering, cache=layout.llm_cache, environ=environ)
+            generator = generator_for(answer_llm, settings, embedder)
+            return cls(snapshot, settings, embedder, llm=llm, generator=generator)
         return cls(snapshot, settings, embedder, llm=llm)
+
+    @classmethod
+    def serving(cls, retriever: Retriever) -> QueryEngine:
+        """An engine over a Python-built retriever's own context that serves it under its name
+        (with the registry parameters of that name, if any), on the one query path."""
+        context: RetrieverContext = getattr(retriever, "context")  # noqa: B009  (a RetrieverBase)
+        engine = cls(context.snapshot, context.settings, context.embedder, llm=context.llm)
+        known = engine.registry.get(retriever.name)
+        engine.add(retriever.name, retriever, known.params if known else NoParams)
+        return engine
+
+    @property
+    def context(self) -> RetrieverContext:
+        """What a retriever built outside the registry (a composition in Python) is built with."""
+        return self._context
 
     @property
     def strategies(self) -> tuple[str, ...]:
-        return tuple(name for name in STRATEGIES if name in REGISTRY) + tuple(
-            sorted(set(REGISTRY) - set(STRATEGIES))
-        )
+        return tuple(self.registry)
+
+    def add(
+        self,
+        name: str,
+        retriever: Retriever,
+        params: type[StrategyParams] = NoParams,
+        tier: Tier = "composable",
+    ) -> None:
+        """Serve a retriever built in Python (e.g. a `HybridCombiner`) by name on every path."""
+        self.registry[name] = Strategy(name, lambda _: retriever, params, tier, "added in Python")
+        self._retrievers[name] = retriever
+
+    def _with_settings(self, name: str) -> Retriever:
+        """Strategy ``name`` inside a composition, with its strategies.<name> settings applied."""
+        defaults = params_for({}, self.registry[name], self.settings)
+        chosen = {k: getattr(defaults.values, k) for k, s in defaults.sources.items() if s == "settings"}
+        return WithSettings(self.retriever(name), chosen, self._context)
 
     def retriever(self, name: str) -> Retriever:
-        if name not in REGISTRY:
+        if name not in self.registry:
             raise UnknownStrategy(
-                f"Unknown strategy {name!r}; choose one of: {', '.join(self.strategies)}, auto."
+                ("strategy",), f"unknown strategy {name!r}; choose one of: {', '.join(self.strategies)}, auto"
             )
         if name not in self._retrievers:
-            self._retrievers[name] = REGISTRY[name](self._context)
+            self._retrievers[name] = self.registry[name].build(self._context)
         return self._retrievers[name]
 
-    def retrieve(
-        self, question: str, strategy: str = AUTO, top_k: int | None = None, **params: Any
-    ) -> tuple[Retrieval, dict[str, Any]]:
-        """The retrieval and the routing metadata (strategy, reason) that produced it."""
-        check_question(question)
-        top_k = check_top_k(top_k)
-        if strategy != AUTO:
-            self.retriever(strategy)  # an unknown name fails before the router or any model runs
-        routing: dict[str, Any] = {}
-        if strategy == AUTO:
-            decision = self.router.route(question, self.strategies)
-            strategy = decision.strategy
-            routing = {"router_reason": decision.reason, "router_features": decision.features}
-        retrieval = self.retriever(strategy).retrieve(question, top_k or self.settings.query.top_k, **params)
-        return retrieval, {"strategy": strategy, **routing}
+    def resolve(self, request: QueryRequest) -> ResolvedRequest:
+        return resolve(request, self.registry, self.settings)
 
     def ask(
         self,
         question: str,
-        strategy: str = AUTO,
+        strategy: str | None = None,
         top_k: int | None = None,
         *,
         retrieve_only: bool = False,
         **params: Any,
     ) -> QueryResponse:
-        """Answer ``question``. ``params`` go to the strategy, except the context pipeline's
-        options (``max_risk_level``, ``show_risky``, the metadata filters, ``link_expansion``, …;
-        see `context.options`), which override ``settings.query`` for this call only."""
+        """``query`` with the request spelt as arguments; ``params`` mixes the strategy's parameters
+        and the context options (``max_risk_level``, ``show_risky``, the metadata filters, …)."""
+        request = QueryRequest(
+            question=question, strategy=strategy, top_k=top_k, params=params, retrieve_only=retrieve_only
+        )
+        return self.query(request)
+
+    def retrieve(
+        self, question: str, strategy: str | None = None, top_k: int | None = None, **params: Any
+    ) -> tuple[Retrieval, dict[str, Any]]:
+        """The contexts of ``ask(..., retrieve_only=True)`` as a `Retrieval`, and its metadata."""
+        response = self.ask(question, strategy, top_k, retrieve_only=True, **params)
+        meta = dict(response.metadata)
+        retrieval = Retrieval(
+            response.strategy, response.contexts, llm_calls=meta["llm_calls"], cost_usd=meta["cost_usd"]
+        )
+        return retrieval, meta
+
+    def compare_requests(
+        self, question: str, top_k: int | None, params: Mapping[str, Any], names: Sequence[str] | None = None
+    ) -> list[QueryRequest]:
+        """One request per strategy (default: the core tier) with the params each takes."""
+        chosen = list(names or (n for n, s in self.registry.items() if s.tier == "core"))
+        return per_strategy(self.registry, question, top_k, params, chosen)
+
+    def query(self, request: QueryRequest) -> QueryResponse:
         started = time.perf_counter()
-        check_question(question)
-        top_k = check_top_k(top_k)
-        overrides, strategy_params = split_params(params)
-        query_settings = with_overrides(self.settings.query, overrides)  # fail before retrieving
-        retrieval, routing = self.retrieve(question, strategy, top_k, **strategy_params)
-        # Every strategy's hits, filtered, expanded and budgeted, even when nothing is generated.
-        prepared = self.context_pipeline.run(retrieval.results, query_settings)
+        resolved = self.resolve(request)  # every check before the router or any model runs
+        routing: dict[str, Any] = {}
+        strategy = resolved.strategy
+        if strategy == AUTO:
+            core = tuple(n for n, s in self.registry.items() if s.tier == "core")
+            decision = self.router.route(resolved.question, core)
+            strategy = decision.strategy
+            routing = {"router_reason": decision.reason, "router_features": decision.features}
+        params = params_for(resolved.call_params, self.registry[strategy], self.settings)
+        outcome = run_path(
+            self.retriever(strategy),
+            self.context_pipeline,
+            resolved.question,
+            resolved.top_k,
+            self._kwargs(strategy, params, resolved),
+            resolved.query,
+            deepens=self.registry[strategy].deepens,
+        )
         retrieved = time.perf_counter()  # retrieval latency includes the (millisecond) context pipeline
         answer: GeneratedAnswer | None = None
-        if not retrieve_only:
-            answer = self.generator.generate(question, prepared.results)
+        if not resolved.retrieve_only:
+            answer = self.generator.generate(resolved.question, outcome.prepared.results)
         finished = time.perf_counter()
-        usage = retrieval.usage + (answer.usage if answer else Usage())
+        contexts = outcome.prepared.results
         metadata = {
+            "strategy": strategy,
             **routing,
-            "requested_strategy": strategy,
+            "requested_strategy": resolved.strategy,
+            **outcome.costs(answer),
             "latency_ms": round((finished - started) * 1000, 2),
             "retrieval_latency_ms": round((retrieved - started) * 1000, 2),
             "generation_latency_ms": round((finished - retrieved) * 1000, 2),
-            "tokens_used": usage.input_tokens
-            + usage.output_tokens
-            + usage.cache_read_tokens
-            + usage.cache_write_tokens,
-            "cost_usd": round(retrieval.cost_usd + (answer.cost_usd if answer else 0.0), 6),
-            "llm_calls": retrieval.llm_calls + (answer.llm_calls if answer else 0),
-            # An answer from the LLM cache costs nothing now; what it cost when first asked:
-            "cached": bool(answer and answer.cached),
-            "cached_tokens": _total_tokens(answer.cached_usage) if answer else 0,
-            "context_count": len(retrieval.results),
+            "context_count": len(contexts),
+            "contexts_sent": len(answer.contexts) if answer else 0,
+            "params_used": {
+                "top_k": {"value": resolved.top_k, "source": resolved.top_k_source},
+                **params.used(),
+            },
             "supported": answer.supported if answer else None,
-            "context_pipeline": prepared.metadata(),
-            **{f"retrieval_{k}": v for k, v in retrieval.metadata.items()},
+            "context_pipeline": {**outcome.prepared.metadata(), "depth": outcome.depth},
+            **{f"retrieval_{k}": v for k, v in outcome.retrieval.metadata.items()},
         }
         return QueryResponse(
-            question=question,
-            strategy=routing["strategy"],
+            question=resolved.question,
+            strategy=strategy,
             answer=answer.text if answer else None,
-            contexts=with_aliases(answer.contexts if answer else prepared.results, self.aliases),
+            contexts=with_aliases(contexts, self.aliases),
             metadata=metadata,
         )
 
-
-def _total_tokens(usage: Usage) -> int:
-    return usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    def _kwargs(self, strategy: str, params: ResolvedParams, resolved: ResolvedRequest) -> dict[str, Any]:
+        values, sources = params.values, params.sources
+        # Values the call or settings chose; the rest stay the retriever's own (its signature or, for
+        # one built in Python, its construction), which a test keeps equal to the model's defaults.
+        kwargs = {name: getattr(values, name) for name in sources if sources[name] != "default"}
+        # A strategy that can search inside documents itself is told which (the filter still applies).
+        if getattr(self.retriever(strategy), "searches_documents", False) and resolved.query.document_ids:
+            kwargs["document_ids"] = list(resolved.query.document_ids)
+        return kwargs

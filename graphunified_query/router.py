@@ -12,20 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from graphunified_query.retrieval.registry import fallbacks
+
 if TYPE_CHECKING:  # importing spaCy alone takes a second: only the first routed question pays it
     from spacy.language import Language
     from spacy.tokens import Doc, Token
 
-# Where a strategy's questions go when it is not built: the next closest kind of evidence first
-# (graph neighbours, then relations), then text search; `naive` needs only chunk vectors.
-FALLBACKS: dict[str, tuple[str, ...]] = {
-    "graphrag_global": ("lightrag", "hybrid", "naive"),
-    "lightrag": ("hipporag", "graphrag_local", "hybrid", "naive"),
-    "hipporag": ("lightrag", "graphrag_local", "hybrid", "naive"),
-    "graphrag_local": ("lightrag", "hipporag", "hybrid", "naive"),
-    "hybrid": ("naive",),
-    "naive": (),
-}
+# Where a strategy's questions go when it is not built: each strategy's `fallbacks` in the registry.
+FALLBACKS: dict[str, tuple[str, ...]] = fallbacks()
 
 _SUMMARY = re.compile(
     r"\b(summar(?:y|ies|ize|ise)|overview|overall|main (?:ideas?|themes?|topics?|points?)|themes?"
@@ -165,7 +159,7 @@ class Router:
         features = self.features(question)
         rule, cue = next((r, c) for r in self.rules if (c := r.cue(features)) is not None)
         reason = rule.reason.format(cue=cue)
-        order = (rule.strategy, *FALLBACKS.get(rule.strategy, ("naive",)))
+        order = (rule.strategy, *fallbacks().get(rule.strategy, ("naive",)))  # the registry, now
         strategy = next((s for s in order if s in available), None)
         if strategy is None:
             raise ValueError(f"No strategy to route to: none of {', '.join(order)} is in {list(available)}.")

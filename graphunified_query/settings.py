@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from graphunified_query.risk import RiskLevel
 from graphunified_query.server_settings import ServerSettings
+from graphunified_query.settings_file import closest_key, prepare
 
 ENV_PREFIX = "GRAPHUNIFIED__"
 SETTINGS_FILE_NAME = "settings.yaml"
@@ -150,6 +151,9 @@ def _default_prices() -> dict[str, ModelPrice]:
         "claude-sonnet-4-5": ModelPrice(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75),
         "claude-haiku-4-5": ModelPrice(input=1.0, output=5.0, cache_read=0.10, cache_write=1.25),
         "claude-opus-4-1": ModelPrice(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75),
+        # Older ids still named in configurations (Anthropic's list prices).
+        "claude-3-5-sonnet-20241022": ModelPrice(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75),
+        "claude-3-5-haiku-20241022": ModelPrice(input=0.80, output=4.0, cache_read=0.08, cache_write=1.0),
     }
 
 
@@ -197,8 +201,29 @@ class GraphSettings(_Section):
     bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalization (rank-bm25's default).")
 
 
+class GenerationSettings(_Section):
+    """The answer call; unset values fall back to llm.model and query.answer_max_tokens."""
+
+    model: str | None = Field(None, description="Model that writes answers (default: llm.model).")
+    max_tokens: int | None = Field(
+        None, ge=16, description="Longest answer (default: query.answer_max_tokens)."
+    )
+    temperature: float | None = Field(
+        None, ge=0.0, le=2.0, allow_inf_nan=False, description="Sampling temperature of answers (default 0)."
+    )
+
+
 class QuerySettings(_Section):
-    top_k: int = Field(10, ge=1, le=200, description="Contexts a retriever returns by default.")
+    top_k: int = Field(
+        10,
+        ge=1,
+        le=1000,
+        description="Most contexts a query returns (a hard cap; link expansion fits inside).",
+    )
+    default_strategy: str = Field(
+        "auto", description="Strategy of a request that names none: a registered name, or auto (routed)."
+    )
+    generation: GenerationSettings = GenerationSettings()
     context_window: int = Field(
         8000,
         ge=256,
@@ -337,6 +362,10 @@ class Settings(_Section):
     logging: LoggingSettings = LoggingSettings()
     automation: AutomationSettings = AutomationSettings()
     server: ServerSettings = ServerSettings()
+    strategies: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Per-strategy parameter defaults, strategies.<name>.<param> (see the strategy table).",
+    )
 
 
 def load_settings(
@@ -355,6 +384,8 @@ def environment_settings(environ: Mapping[str, str] | None = None) -> Settings:
 
 def _validated(values: dict[str, Any], source: str, environ: Mapping[str, str] | None) -> Settings:
     environ = os.environ if environ is None else environ
+    # ${VAR} values, refused literal secrets, keys other configurations spell differently.
+    values = prepare(values, environ, source)
     for name, raw in environ.items():
         if name.startswith(ENV_PREFIX):
             keys = name[len(ENV_PREFIX) :].lower().split("__")
@@ -363,7 +394,9 @@ def _validated(values: dict[str, Any], source: str, environ: Mapping[str, str] |
         return Settings.model_validate(values)
     except ValidationError as error:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors(include_url=False)
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            + (closest_key(Settings, e["loc"]) if e["type"] == "extra_forbidden" else "")
+            for e in error.errors(include_url=False)
         )
         source = source if values else "defaults"
         raise SettingsError(

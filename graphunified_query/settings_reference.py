@@ -50,7 +50,12 @@ def settings_docs() -> list[SettingDoc]:
         if model is not None:
             section = getattr(defaults, name)
             for sub, sub_field in model.model_fields.items():
-                docs.append(_doc(f"{name}.{sub}", sub_field, getattr(section, sub)))
+                value = getattr(section, sub)
+                if _is_model(sub_field.annotation):  # a nested section, e.g. query.generation
+                    for leaf, leaf_field in sub_field.annotation.model_fields.items():
+                        docs.append(_doc(f"{name}.{sub}.{leaf}", leaf_field, getattr(value, leaf)))
+                    continue
+                docs.append(_doc(f"{name}.{sub}", sub_field, value))
             continue
         docs.append(_doc(name, field, getattr(defaults, name)))
         value_model = mapping_value_model(field.annotation)
@@ -58,6 +63,44 @@ def settings_docs() -> list[SettingDoc]:
             for sub, sub_field in value_model.model_fields.items():
                 docs.append(_doc(f"{name}.<key>.{sub}", sub_field, None, required=sub_field.is_required()))
     return docs
+
+
+def strategy_docs() -> list[SettingDoc]:
+    """``strategies.<name>.<param>``: every registered strategy's parameters, from its model."""
+    from graphunified_query.retrieval.registry import STRATEGIES  # the retrievers: only when documenting
+
+    return [
+        _doc(f"strategies.{name}.{param}", field, field.default)
+        for name, strategy in STRATEGIES.items()
+        for param, field in strategy.params.model_fields.items()
+    ]
+
+
+def strategy_table() -> str:
+    """The strategies and their parameters as one Markdown table (the README embeds it)."""
+    from graphunified_query.retrieval.registry import STRATEGIES
+
+    lines = [
+        "| strategy | tier | parameter | type | default | constraints | description |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, strategy in STRATEGIES.items():
+        params = strategy.params.model_fields.items()
+        if not params:
+            lines.append(f"| `{name}` | {strategy.tier} | (none) | | | | {_cell(strategy.summary)} |")
+        for param, field in params:
+            doc = _doc(param, field, field.default)
+            row = (
+                f"`{name}`",
+                strategy.tier,
+                f"`{param}`",
+                doc.type,
+                _default_cell(doc),
+                doc.constraints,
+                doc.description,
+            )
+            lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def generate_reference() -> str:
@@ -69,7 +112,7 @@ def generate_reference() -> str:
         "`GRAPHUNIFIED__SECTION__KEY` environment variables. API keys are never settings: they come",
         "from the environment (`ANTHROPIC_API_KEY`, `VOYAGE_API_KEY`, `OPENAI_API_KEY`).",
     ]
-    docs = settings_docs()
+    docs = settings_docs() + strategy_docs()
     for name, model, field in sections():
         lines += ["", f"## `{name}`", ""]
         about = _doc_text(model) if model is not None else (field.description or "")
@@ -137,7 +180,7 @@ def _doc(name: str, field: FieldInfo, default: Any, *, required: bool = False) -
 
 def _constraints(field: FieldInfo) -> str:
     parts = []
-    for item in field.metadata:
+    for item in _metadata(field):
         for kind, attr, symbol in _BOUNDS:
             if isinstance(item, kind):
                 parts.append(f"{symbol} {getattr(item, attr)}")
@@ -145,6 +188,14 @@ def _constraints(field: FieldInfo) -> str:
             if isinstance(item, kind):
                 parts.append(template.format(getattr(item, attr)))
     return ", ".join(parts)
+
+
+def _metadata(field: FieldInfo) -> list[Any]:
+    """The field's constraints, with those of an ``Annotated`` alias (e.g. ``Unit``) inside its type."""
+    found = list(field.metadata)
+    for arg in get_args(field.annotation):  # Optional[Unit]: the alias sits inside the union
+        found += [m for a in getattr(arg, "__metadata__", ()) for m in getattr(a, "metadata", [a])]
+    return found
 
 
 def _default_cell(doc: SettingDoc) -> str:

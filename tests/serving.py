@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
 from graphunified_query.server import run
 
@@ -28,3 +29,9 @@ def serving(app: FastAPI, log_level: str = "warning") -> Iterator[tuple[str, int
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+def loopback_client(app: FastAPI) -> TestClient:
+    """A TestClient whose requests carry a loopback Host header, which `server.allowed_hosts`
+    admits by default (TestClient's own 'testserver' is refused, as any foreign name is)."""
+    return TestClient(app, base_url="http://127.0.0.1")

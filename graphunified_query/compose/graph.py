@@ -21,12 +21,15 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from pydantic import Field
+
 from graphunified_query.compose.base import ComposableRetriever, with_overrides
 from graphunified_query.compose.seeding import FuzzyTitles, Seed, SeedMethod, embedding_seeds
 from graphunified_query.compose.traversal import TRAVERSALS, Traversal, Visit, traverse
 from graphunified_query.results import Retrieval, RetrievalResult
 from graphunified_query.retrieval.base import RetrieverContext
 from graphunified_query.retrieval.contexts import entity_result
+from graphunified_query.retrieval.params import Cosine, FiniteFloat, StrategyParams, Unit
 
 log = logging.getLogger(__name__)
 # What a failing embedder raises: EmbeddingError (a RuntimeError) from a provider, OSError from a
@@ -53,6 +56,22 @@ class GraphConfig:
             raise ValueError("max_hops must be >= 0, seed_k and max_nodes >= 1")
         if not 0.0 < self.decay <= 1.0:
             raise ValueError(f"decay must be within (0, 1], not {self.decay}")
+
+
+class GraphParams(StrategyParams):
+    traversal: Traversal = Field("bfs", description="Walk order: bfs or dfs.")
+    max_hops: int = Field(2, ge=0, le=6, description="Hops walked out from the seed entities.")
+    decay: float = Field(0.7, gt=0.0, le=1.0, allow_inf_nan=False, description="Score multiplier per hop.")
+    seed_k: int = Field(5, ge=1, le=200, description="Seed entities for the question.")
+    min_similarity: Cosine = Field(0.25, description="Cosine a seed entity needs.")
+    fuzzy_min_ratio: Unit = Field(0.8, description="Title match ratio a seed needs when embeddings fail.")
+    min_score: FiniteFloat = Field(0.0, ge=0.0, description="Lowest score a visited entity keeps.")
+    max_nodes: int = Field(50, ge=1, le=5000, description="Traversal budget, seeds included.")
+    include_edge_descriptions: bool = Field(False, description="Also return the relationships walked.")
+
+
+class GraphDFSParams(GraphParams):
+    traversal: Traversal = Field("dfs", description="Walk order: bfs or dfs.")
 
 
 class GraphRetriever(ComposableRetriever):

@@ -13,11 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import Field
+
 from graphunified_query.compose.base import ComposableRetriever, with_overrides
 from graphunified_query.compose.mmr import mmr
 from graphunified_query.results import Retrieval
 from graphunified_query.retrieval.base import RetrieverContext
 from graphunified_query.retrieval.contexts import chunk_result
+from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit
 
 SearchType = Literal["similarity", "mmr", "similarity_score_threshold"]
 SEARCH_TYPES: tuple[SearchType, ...] = ("similarity", "mmr", "similarity_score_threshold")
@@ -39,6 +42,19 @@ class VectorConfig:
             raise ValueError(f"lambda_mult must be within [0, 1], not {self.lambda_mult}")
         if self.fetch_k < 1:
             raise ValueError(f"fetch_k must be at least 1, not {self.fetch_k}")
+
+
+class VectorParams(StrategyParams):
+    search_type: SearchType = Field(
+        "similarity", description="similarity, mmr or similarity_score_threshold."
+    )
+    fetch_k: int = Field(20, ge=1, le=5000, description="mmr: candidates considered before diversifying.")
+    lambda_mult: Unit = Field(0.5, description="mmr: 1 = relevance only, 0 = diversity only.")
+    score_threshold: Cosine | None = Field(None, description="Minimum cosine similarity kept.")
+
+
+class VectorMMRParams(VectorParams):
+    search_type: SearchType = Field("mmr", description="similarity, mmr or similarity_score_threshold.")
 
 
 class VectorRetriever(ComposableRetriever):

@@ -5,8 +5,9 @@
    Kept contexts carry ``risk_level``/``risk_flags`` in their metadata; the prompt marks risky ones.
 2. Expand (``link_expansion``): chunk hits pull in linked and adjacent chunks (see ``expansion``),
    which must pass the same filters.
-3. Order (score, then shallower section, then source diversity) and pack into the token budget:
-   ``context_window`` less the reserved system and query tokens (``generation.packing``).
+3. Order (score, then shallower section, then source diversity), pack into the token budget
+   (``context_window`` less the reserved system and query tokens, ``generation.packing``) and keep
+   at most ``top_k``: ``top_k`` is a hard cap, and expanded chunks fit inside it.
 
 `PreparedContext.metadata()` records what happened: raw hits, what each filter removed, how many
 chunks expansion added, what was packed and the token estimate.
@@ -75,7 +76,16 @@ class ContextPipeline:
         self.snapshot = snapshot
         self.count = count
 
-    def run(self, results: Sequence[RetrievalResult], settings: QuerySettings) -> PreparedContext:
+    def run(
+        self, results: Sequence[RetrievalResult], settings: QuerySettings, *, top_k: int | None = None
+    ) -> PreparedContext:
+        kept, removed = self.filter(results, settings)
+        return self.finish(kept, settings, raw_hits=len(results), removed=removed, top_k=top_k)
+
+    def filter(
+        self, results: Sequence[RetrievalResult], settings: QuerySettings
+    ) -> tuple[list[RetrievalResult], Counter[str]]:
+        """The contexts the risk ceiling and metadata filters keep (marked), and why others left."""
         filters = ContextFilter.from_settings(settings)
         removed: Counter[str] = Counter()
         kept: list[RetrievalResult] = []
@@ -86,6 +96,20 @@ class ContextPipeline:
                 kept.append(_marked(result, facts))
             else:
                 removed[reason] += 1
+        return kept, removed
+
+    def finish(
+        self,
+        kept: Sequence[RetrievalResult],
+        settings: QuerySettings,
+        *,
+        raw_hits: int,
+        removed: Counter[str],
+        top_k: int | None = None,
+    ) -> PreparedContext:
+        """Expand the kept hits, order, pack into the token budget and keep at most ``top_k``:
+        expanded chunks compete for the ``top_k`` places by score, they never add to them."""
+        filters = ContextFilter.from_settings(settings)
 
         def admit(candidate: RetrievalResult) -> RetrievalResult | None:
             facts = facts_of(self.snapshot, candidate)
@@ -105,9 +129,11 @@ class ContextPipeline:
         budget = context_budget(settings)
         count = framed(self.count)
         packed = pack_contexts(order_contexts([*kept, *expanded]), budget, count)
+        if top_k is not None:
+            packed = packed[:top_k]
         return PreparedContext(
             results=packed,
-            raw_hits=len(results),
+            raw_hits=raw_hits,
             filtered_out=MappingProxyType(dict(removed)),
             applied_filters=MappingProxyType(filters.applied()),
             expanded=len(expanded),

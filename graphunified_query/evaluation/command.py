@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 import os
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphunified_query.engine import AUTO, COMPOSABLE, EXTRA_STRATEGIES, STRATEGIES, QueryEngine
+from graphunified_query.engine import QueryEngine
 from graphunified_query.evaluation.dataset import load_dataset
 from graphunified_query.evaluation.home import default_home, ensure_index
 from graphunified_query.evaluation.judge import PairwiseJudge, win_rates
 from graphunified_query.evaluation.report import write_outputs
 from graphunified_query.evaluation.runner import run_questions, terminal_progress
 from graphunified_query.evaluation.summary import summarize
+from graphunified_query.retrieval.registry import AUTO, STRATEGIES, names
 
 
 @dataclass(frozen=True)
@@ -29,20 +30,20 @@ class EvalOptions:
     limit: int | None = None
     progress: bool = True
     judge: tuple[str, str] | None = None  # two strategies whose answers Claude compares
+    params: dict[str, Any] = field(default_factory=dict)  # --param: strategy parameters, context options
 
 
 def parse_strategies(value: str) -> tuple[str, ...]:
-    """``all`` is the six strategies plus the router; otherwise a comma-separated list."""
+    """``all`` is the registry's core strategies plus the router; otherwise a comma-separated list."""
     if value == "all":
-        return (*STRATEGIES, AUTO)
-    names = tuple(n.strip() for n in value.split(",") if n.strip())
-    unknown = [n for n in names if n not in (*STRATEGIES, *EXTRA_STRATEGIES, *COMPOSABLE, AUTO)]
-    if unknown or not names:
+        return (*names("core"), AUTO)
+    chosen = tuple(n.strip() for n in value.split(",") if n.strip())
+    unknown = [n for n in chosen if n not in (*STRATEGIES, AUTO)]
+    if unknown or not chosen:
         raise ValueError(
-            f"--strategies: unknown {unknown or value!r}; use all or some of "
-            f"{', '.join((*STRATEGIES, *EXTRA_STRATEGIES, *COMPOSABLE))}, auto"
+            f"--strategies: unknown {unknown or value!r}; use all or some of {', '.join(STRATEGIES)}, auto"
         )
-    return names
+    return chosen
 
 
 def parse_ks(value: str) -> tuple[int, ...]:
@@ -81,6 +82,7 @@ def run_eval(options: EvalOptions) -> dict[str, Any]:
         ks=options.ks,
         generate=options.generate,
         progress=terminal_progress if options.progress else None,
+        params=options.params,
     )
     results: dict[str, Any] = {
         "dataset": dataset.name,

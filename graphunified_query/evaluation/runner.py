@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphunified_query.engine import AUTO, QueryEngine
+from graphunified_query.engine import AUTO, QueryEngine, QueryRequest
 from graphunified_query.evaluation.dataset import Question
 from graphunified_query.evaluation.home import passage_id
 from graphunified_query.evaluation.metrics import (
@@ -41,6 +40,7 @@ class QuestionRun:
     f1: float | None = None
     routed_to: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    contexts: list[tuple[str | None, float]] = field(default_factory=list)  # (chunk id, score) returned
 
 
 def run_questions(
@@ -51,13 +51,18 @@ def run_questions(
     ks: Sequence[int],
     generate: bool,
     progress: Progress | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> dict[str, list[QuestionRun]]:
+    """Each question through the engine's one query path (risk and metadata filters included)."""
     depth = max(10, *ks)
     runs: dict[str, list[QuestionRun]] = {s: [] for s in strategies}
     total, done = len(strategies) * len(questions), 0
-    for strategy in strategies:
+    for index, strategy in enumerate(strategies):
         for question in questions:
-            runs[strategy].append(_run_one(engine, question, strategy, depth, ks, generate))
+            # Checked before the first question runs: a misspelt --param fails as it does for `ask`.
+            requests = engine.compare_requests(question.question, depth, params or {}, names=strategies)
+            request = requests[index].model_copy(update={"retrieve_only": not generate})
+            runs[strategy].append(_run_one(engine, question, request, ks))
             done += 1
             if progress:
                 progress(done, total, strategy)
@@ -65,37 +70,32 @@ def run_questions(
 
 
 def _run_one(
-    engine: QueryEngine, question: Question, strategy: str, depth: int, ks: Sequence[int], generate: bool
+    engine: QueryEngine, question: Question, request: QueryRequest, ks: Sequence[int]
 ) -> QuestionRun:
-    started = time.perf_counter()
-    retrieval, routing = engine.retrieve(question.question, strategy, depth)
-    retrieved = time.perf_counter()
-    ranking = deduplicated([passage_id(r.document_id) for r in retrieval.results if r.document_id])
+    response = engine.query(request)
+    meta = response.metadata
+    ranking = deduplicated([passage_id(r.document_id) for r in response.contexts if r.document_id])
     gold = question.supporting_ids
     run = QuestionRun(
         question_id=question.id,
-        strategy=strategy,
+        strategy=request.strategy or AUTO,
         ranking=ranking,
         recall={k: recall_at_k(ranking, gold, k) for k in ks},
         mrr=reciprocal_rank(ranking, gold),
         ndcg10=ndcg_at_k(ranking, gold, 10),
-        retrieval_ms=(retrieved - started) * 1000,
-        total_ms=(retrieved - started) * 1000,
-        llm_calls=retrieval.llm_calls,
-        tokens=_tokens(retrieval.usage),
-        cost_usd=retrieval.cost_usd,
-        routed_to=routing["strategy"] if strategy == AUTO else None,
+        retrieval_ms=meta["retrieval_latency_ms"],
+        total_ms=meta["latency_ms"],
+        llm_calls=meta["llm_calls"],
+        tokens=meta["tokens_used"],
+        cost_usd=meta["cost_usd"],
+        routed_to=response.strategy if request.strategy == AUTO else None,
+        contexts=[(c.chunk_id, c.score) for c in response.contexts],
     )
-    if generate:
-        answer = engine.generator.generate(question.question, retrieval.results)
-        run.total_ms = (time.perf_counter() - started) * 1000
-        run.answer = answer.text
-        run.llm_calls += answer.llm_calls
-        run.tokens += _tokens(answer.usage)
-        run.cost_usd += answer.cost_usd
+    if response.answer is not None:
+        run.answer = response.answer
         if question.answers:
-            run.exact_match = exact_match(answer.text, question.answers)
-            run.f1 = token_f1(answer.text, question.answers)
+            run.exact_match = exact_match(response.answer, question.answers)
+            run.f1 = token_f1(response.answer, question.answers)
     return run
 
 

@@ -46,10 +46,15 @@ class LLMGenerator:
         *,
         model: str | None = None,
         max_tokens: int | None = None,
-        temperature: float | None = 0.0,
+        temperature: float | None = None,
     ) -> GeneratedAnswer:
-        """``model``, ``max_tokens``, ``temperature``: this call's overrides of the LLM's model and
-        of `query.answer_max_tokens` (None keeps them)."""
+        """``model``, ``max_tokens``, ``temperature``: this call's overrides of `query.generation`
+        (whose unset values fall back to the LLM's model, `query.answer_max_tokens` and 0)."""
+        generation = self.settings.generation
+        model = model or generation.model
+        max_tokens = max_tokens or generation.max_tokens
+        if temperature is None:
+            temperature = generation.temperature or 0.0
         contexts = pack_contexts(results, context_budget(self.settings), framed(self.count))
         if not contexts:  # nothing to ground an answer in: no call, no cost
             return GeneratedAnswer(DONT_KNOW, contexts, supported=False)

@@ -29,6 +29,11 @@ class Usage:
             self.cache_write_tokens + other.cache_write_tokens,
         )
 
+    @property
+    def total(self) -> int:
+        """Every token billed: input, output and both kinds of cache traffic."""
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
 
 def price_usd(usage: Usage, price: ModelPrice) -> float:
     return (

@@ -1,5 +1,5 @@
-"""The retrievers: one protocol, one result type, a registry of the strategies."""
+"""The retrievers: one protocol, one result type; `registry.STRATEGIES` names them all."""
 
-from graphunified_query.retrieval.base import REGISTRY, Retriever, RetrieverContext, register
+from graphunified_query.retrieval.base import Retriever, RetrieverContext
 
-__all__ = ["REGISTRY", "Retriever", "RetrieverContext", "register"]
+__all__ = ["Retriever", "RetrieverContext"]

@@ -1,11 +1,10 @@
-"""The retriever protocol, what every retriever is built with, and the registry of strategies."""
+"""The retriever protocol and what every retriever is built with (the registry is `registry.STRATEGIES`)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -14,6 +13,9 @@ from graphunified_query.providers.llm import LLM
 from graphunified_query.results import Retrieval
 from graphunified_query.settings import Settings
 from graphunified_query.snapshot import Snapshot
+
+if TYPE_CHECKING:  # the anthropic SDK takes seconds to import; `--help` and offline use never need it
+    pass
 
 
 @dataclass(frozen=True)
@@ -51,17 +53,3 @@ class RetrieverBase:
 
     async def aretrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
         return await asyncio.to_thread(self.retrieve, query, top_k, **params)
-
-
-REGISTRY: dict[str, Callable[[RetrieverContext], Retriever]] = {}
-
-
-def register(name: str) -> Callable[[type[RetrieverBase]], type[RetrieverBase]]:
-    """Class decorator: ``@register("naive")`` makes the strategy available by that name."""
-
-    def add(cls: type[RetrieverBase]) -> type[RetrieverBase]:
-        cls.name = name
-        REGISTRY[name] = cls
-        return cls
-
-    return add

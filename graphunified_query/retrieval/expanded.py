@@ -36,18 +36,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from graphunified_query.compose.local_rerank import LocalReranker
 from graphunified_query.compose.rerank import Reranker, RerankOutcome, reranker_name, run_reranker
+from graphunified_query.compose.rerankers import RerankerName, make_reranker
 from graphunified_query.indexes.dense import top_k as top_scores
 from graphunified_query.layout import build_command
 from graphunified_query.results import Retrieval
-from graphunified_query.retrieval.base import RetrieverBase, RetrieverContext, register
+from graphunified_query.retrieval.base import RetrieverBase, RetrieverContext
 from graphunified_query.retrieval.cache import RetrievalCache
 from graphunified_query.retrieval.contexts import chunk_result
 from graphunified_query.retrieval.entity_linking import NameIndex
 from graphunified_query.retrieval.expansion import ChunkGraph, Reach, expand
 from graphunified_query.retrieval.hipporag import UNSPECIFIC_TYPES
+from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,29 @@ class Candidate:
     seed: bool
 
 
-@register("expanded")
+class ExpandedParams(StrategyParams):
+    seed_k: int = Field(20, ge=1, le=1000, description="Chunks closest to the query that seed the walk.")
+    expansion_depth: int = Field(1, ge=0, le=5, description="Chunk-to-chunk hops from the seeds.")
+    expansion_threshold: Cosine = Field(0.7, description="Cosine a SIMILAR_TO edge needs to be followed.")
+    max_expanded_chunks: int = Field(50, ge=0, le=5000, description="Chunks admitted beyond the seeds.")
+    hop_decay: Unit = Field(0.8, description="Path strength multiplier per hop.")
+    chunk_weight: Unit = Field(0.7, description="Vector score weight (1 - chunk_weight: graph score).")
+    entity_weight: Unit = Field(0.3, description="Weight of the share of the query's entities mentioned.")
+    multi_entity_boost: Unit = Field(0.0, description="Bonus per extra query entity a chunk ties in.")
+    query_entities: int = Field(5, ge=0, le=100, description="Entities linked to the query by description.")
+    entity_min_similarity: Cosine = Field(0.3, description="Cosine a description-linked entity needs.")
+    hub_limit: int = Field(100, ge=1, description="Entities in more chunks than this do not bridge.")
+    rerank: bool = Field(False, description="Rescore the best candidates with the reranker (default local).")
+    reranker: RerankerName | None = Field(None, description="Reranker by name: local, llm or voyage.")
+    rerank_blend: Unit = Field(0.5, description="Share of the rerank score in the final score.")
+    rerank_candidates: int | None = Field(None, ge=1, le=1000, description="Candidates reranked (2 x top_k).")
+    use_cache: bool = Field(True, description="Reuse a cached result for the same query and params.")
+
+
 class ExpandedRetriever(RetrieverBase):
+    name = "expanded"
+    searches_documents = True  # takes the context option document_ids to seed inside them
+
     def __init__(self, context: RetrieverContext, *, cache: RetrievalCache | None = None) -> None:
         super().__init__(context)
         self.cache = cache if cache is not None else RetrievalCache(context.settings.query.cache_ttl_seconds)
@@ -94,7 +118,7 @@ class ExpandedRetriever(RetrieverBase):
         entity_min_similarity: float = 0.3,
         hub_limit: int = 100,
         rerank: bool = False,
-        reranker: Reranker | None = None,
+        reranker: Reranker | RerankerName | None = None,
         rerank_blend: float = 0.5,
         rerank_candidates: int | None = None,
         document_ids: Sequence[str] | None = None,
@@ -111,6 +135,8 @@ class ExpandedRetriever(RetrieverBase):
             raise ValueError("seed_k must be >= 1, expansion_depth and max_expanded_chunks >= 0")
         if not query.strip() or top_k <= 0:
             return Retrieval(self.name, ())
+        if isinstance(reranker, str):  # a name from a request or settings (and so a cache key)
+            reranker = make_reranker(reranker, self.context)
         snap = self.snapshot
         allowed = self._allowed_rows(document_ids)
         q = self.context.embed_query(query)

@@ -11,12 +11,15 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from graphunified_query.providers.embedding import Embedder
 from graphunified_query.providers.llm import LLM
+
+if TYPE_CHECKING:  # a type only: the anthropic SDK takes seconds to import
+    pass
 
 _PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 _TOOL = {

@@ -12,16 +12,25 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from graphunified_query.indexes.dense import top_k as top_scores
 from graphunified_query.providers.cost import Usage
 from graphunified_query.results import Retrieval, RetrievalResult
-from graphunified_query.retrieval.base import RetrieverBase, RetrieverContext, register
+from graphunified_query.retrieval.base import RetrieverBase, RetrieverContext
 from graphunified_query.retrieval.global_map import ExtractiveMapper, LLMMapper, Mapper
+from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit
 
 
-@register("graphrag_global")
+class GraphRAGGlobalParams(StrategyParams):
+    top_k_communities: int = Field(5, ge=1, le=500, description="Community reports mapped per question.")
+    relative_cutoff: Unit = Field(0.6, description="Keep map points scoring at least this share of the best.")
+    min_similarity: Cosine = Field(0.1, description="Cosine a community report needs to be considered.")
+
+
 class GraphRAGGlobalRetriever(RetrieverBase):
+    name = "graphrag_global"
+
     def __init__(self, context: RetrieverContext) -> None:
         super().__init__(context)
         self._extractive: ExtractiveMapper | None = None

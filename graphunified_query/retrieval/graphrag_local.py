@@ -12,9 +12,10 @@ import heapq
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from graphunified_query.results import Retrieval, RetrievalResult
-from graphunified_query.retrieval.base import REGISTRY, RetrieverBase, register
+from graphunified_query.retrieval.base import RetrieverBase
 from graphunified_query.retrieval.contexts import (
     chunk_ranks,
     chunk_result,
@@ -22,10 +23,23 @@ from graphunified_query.retrieval.contexts import (
     relationship_result,
 )
 from graphunified_query.retrieval.mixing import mix
+from graphunified_query.retrieval.naive import NaiveRetriever
+from graphunified_query.retrieval.params import Cosine, StrategyParams
 
 
-@register("graphrag_local")
+class GraphRAGLocalParams(StrategyParams):
+    top_k_entities: int = Field(5, ge=1, le=200, description="Seed entities matched to the question.")
+    max_hops: int = Field(2, ge=0, le=6, description="Graph hops walked out from the seeds.")
+    decay: float = Field(0.7, gt=0.0, le=1.0, allow_inf_nan=False, description="Score multiplier per hop.")
+    max_neighbourhood: int = Field(
+        50, ge=1, le=5000, description="Entities the walk may visit, seeds included."
+    )
+    min_similarity: Cosine = Field(0.25, description="Cosine a seed entity needs.")
+
+
 class GraphRAGLocalRetriever(RetrieverBase):
+    name = "graphrag_local"
+
     def retrieve(
         self,
         query: str,
@@ -44,7 +58,7 @@ class GraphRAGLocalRetriever(RetrieverBase):
         q = self.context.embed_query(query)
         seeds = [(row, s) for row, s in snap.entity_vectors.search(q, top_k_entities) if s >= min_similarity]
         if not seeds:
-            fallback = REGISTRY["naive"](self.context).retrieve(query, top_k)
+            fallback = NaiveRetriever(self.context).retrieve(query, top_k)
             return Retrieval(self.name, fallback.results, metadata={"fallback": "naive: no entity matched"})
         scores, hops = expand(
             snap, {snap.entities[r]["id"]: s for r, s in seeds}, max_hops, decay, max_neighbourhood

@@ -15,19 +15,34 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from pydantic import Field
 
 from graphunified_query.indexes.dense import top_k as top_scores
 from graphunified_query.results import Retrieval
-from graphunified_query.retrieval.base import REGISTRY, RetrieverBase, register
+from graphunified_query.retrieval.base import RetrieverBase
 from graphunified_query.retrieval.contexts import chunk_result
 from graphunified_query.retrieval.entity_linking import NameIndex
+from graphunified_query.retrieval.naive import NaiveRetriever
+from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit
 from graphunified_query.retrieval.ppr import personalized_pagerank, transition_matrix
 
 UNSPECIFIC_TYPES = frozenset({"DATE"})
 
 
-@register("hipporag")
+class HippoRAGParams(StrategyParams):
+    ppr_alpha: float = Field(
+        0.5, gt=0.0, lt=1.0, allow_inf_nan=False, description="Personalized PageRank damping."
+    )
+    top_k_facts: int = Field(5, ge=1, le=200, description="Facts (relationships) seeding the walk.")
+    top_k_entities: int = Field(5, ge=1, le=200, description="Entities seeding the walk.")
+    seed_passages: int = Field(1, ge=0, le=200, description="Passages seeded directly by dense search.")
+    passage_weight: Unit = Field(0.05, description="Weight of the dense passage seeds against entity seeds.")
+    min_similarity: Cosine = Field(0.2, description="Cosine an entity or fact seed needs.")
+
+
 class HippoRAGRetriever(RetrieverBase):
+    name = "hipporag"
+
     def retrieve(
         self,
         query: str,
@@ -46,7 +61,7 @@ class HippoRAGRetriever(RetrieverBase):
         snap = self.snapshot
         graph = snap.graph
         if graph.n_edges == 0 or graph.n_entities == 0:
-            found = REGISTRY["naive"](self.context).retrieve(query, top_k)
+            found = NaiveRetriever(self.context).retrieve(query, top_k)
             return Retrieval(self.name, found.results, metadata={"fallback": "naive: the graph has no edges"})
         q = self.context.embed_query(query)
         chunk_sims = snap.chunk_vectors.similarities(q)

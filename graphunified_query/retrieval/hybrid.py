@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from graphunified_query.indexes.dense import top_k as top_scores
 from graphunified_query.results import Retrieval
-from graphunified_query.retrieval.base import RetrieverBase, register
+from graphunified_query.retrieval.base import RetrieverBase
 from graphunified_query.retrieval.contexts import chunk_result
+from graphunified_query.retrieval.params import StrategyParams, Unit
 
 
 def weighted_rrf(rankings: Sequence[tuple[float, Sequence[int]]], k: int = 60) -> dict[int, float]:
@@ -26,10 +28,19 @@ def weighted_rrf(rankings: Sequence[tuple[float, Sequence[int]]], k: int = 60) -
     return fused
 
 
-@register("hybrid")
+class HybridParams(StrategyParams):
+    alpha: Unit = Field(0.5, description="Weight of the dense ranking in the fusion (1 - alpha: BM25).")
+    # Not `k`: LangChain and most callers mean "number of results" by k.
+    rrf_k: int = Field(
+        60, ge=1, le=10_000, description="RRF constant: each list adds weight / (rrf_k + rank)."
+    )
+
+
 class HybridRetriever(RetrieverBase):
+    name = "hybrid"
+
     def retrieve(
-        self, query: str, top_k: int = 10, *, alpha: float = 0.5, k: int = 60, **params: Any
+        self, query: str, top_k: int = 10, *, alpha: float = 0.5, rrf_k: int = 60, **params: Any
     ) -> Retrieval:
         if not query.strip():
             return Retrieval(self.name, ())
@@ -37,7 +48,7 @@ class HybridRetriever(RetrieverBase):
         dense = self.snapshot.chunk_vectors.search(self.context.embed_query(query), depth)
         lexical_scores = self.snapshot.bm25.scores(query)
         lexical = [(row, s) for row, s in top_scores(lexical_scores, depth) if s > 0]
-        fused = weighted_rrf([(alpha, [r for r, _ in dense]), (1 - alpha, [r for r, _ in lexical])], k=k)
+        fused = weighted_rrf([(alpha, [r for r, _ in dense]), (1 - alpha, [r for r, _ in lexical])], k=rrf_k)
         dense_at = {row: (rank, score) for rank, (row, score) in enumerate(dense, start=1)}
         bm25_at = {row: (rank, score) for rank, (row, score) in enumerate(lexical, start=1)}
         ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:top_k]
@@ -50,7 +61,7 @@ class HybridRetriever(RetrieverBase):
                 dense_score=_rounded(dense_at.get(row, (None, None))[1]),
                 bm25_rank=bm25_at.get(row, (None, None))[0],
                 bm25_score=_rounded(bm25_at.get(row, (None, None))[1]),
-                fusion=f"rrf(k={k}, alpha={alpha})",
+                fusion=f"rrf(k={rrf_k}, alpha={alpha})",
             )
             for row, score in ranked
         )

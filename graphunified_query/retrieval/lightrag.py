@@ -12,9 +12,10 @@ import heapq
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from graphunified_query.results import Retrieval, RetrievalResult
-from graphunified_query.retrieval.base import REGISTRY, RetrieverBase, register
+from graphunified_query.retrieval.base import RetrieverBase
 from graphunified_query.retrieval.contexts import (
     chunk_ranks,
     chunk_result,
@@ -22,12 +23,23 @@ from graphunified_query.retrieval.contexts import (
     relationship_result,
 )
 from graphunified_query.retrieval.mixing import mix
+from graphunified_query.retrieval.naive import NaiveRetriever
+from graphunified_query.retrieval.params import StrategyParams, Unit
 
 Mode = Literal["local", "global", "hybrid", "naive"]
 
 
-@register("lightrag")
+class LightRAGParams(StrategyParams):
+    mode: Mode = Field("hybrid", description="local (entities), global (relationships), hybrid or naive.")
+    entity_weight: Unit = Field(0.6, description="hybrid mode: share of entity evidence against relations.")
+    top_k_elements: int | None = Field(
+        None, ge=1, le=1000, description="Entities/relationships matched (default: from top_k)."
+    )
+
+
 class LightRAGRetriever(RetrieverBase):
+    name = "lightrag"
+
     def retrieve(
         self,
         query: str,
@@ -43,7 +55,7 @@ class LightRAGRetriever(RetrieverBase):
         if not query.strip():
             return Retrieval(self.name, ())
         if mode == "naive":
-            found = REGISTRY["naive"](self.context).retrieve(query, top_k)
+            found = NaiveRetriever(self.context).retrieve(query, top_k)
             return Retrieval(self.name, found.results, metadata={"mode": mode})
         snap = self.snapshot
         q = self.context.embed_query(query)

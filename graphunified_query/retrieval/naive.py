@@ -5,12 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from graphunified_query.results import Retrieval
-from graphunified_query.retrieval.base import RetrieverBase, register
+from graphunified_query.retrieval.base import RetrieverBase
 from graphunified_query.retrieval.contexts import chunk_result
+from graphunified_query.retrieval.params import NoParams
+
+NaiveParams = NoParams  # cosine search has no knobs beyond top_k
 
 
-@register("naive")
 class NaiveRetriever(RetrieverBase):
+    name = "naive"
+
     def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
         if not query.strip():
             return Retrieval(self.name, ())

@@ -37,6 +37,7 @@ def create_app(engine: QueryEngine) -> FastAPI:
     app.state.service = service
     app.state.server_settings = engine.settings.server  # make_server reads its timeouts
     app.add_middleware(RequestGuard, settings=engine.settings.server)  # Host, body, queue, valid JSON
+    _document_params(app, service)
 
     @app.exception_handler(InvalidRequest)
     async def invalid(_: Request, error: InvalidRequest) -> JSONResponse:
@@ -72,6 +73,24 @@ def create_app(engine: QueryEngine) -> FastAPI:
         return CliJSONResponse(service.ask(request, retrieve_only=True))
 
     return app
+
+
+def _document_params(app: FastAPI, service: QueryService) -> None:
+    """Each strategy's parameter model in the OpenAPI schema (components ``<Strategy>Params``), read
+    from the registry: the ``params`` field of a request is one of them, chosen by ``strategy``."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            for name in service.strategies:
+                model = service.engine.registry[name].params
+                components[f"{name}_params"] = {**model.model_json_schema(), "title": f"{name} params"}
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _version() -> str:

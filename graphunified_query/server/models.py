@@ -4,35 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, Field
 
-from graphunified_query.query_input import MAX_QUESTION_CHARS, MAX_TOP_K
+from graphunified_query.request import (
+    QueryRequest,
+)  # the body of /ask and /retrieve, shared by every entry point
+from graphunified_query.retrieval.registry import AUTO
 
-AUTO = "auto"
-
-
-class QueryRequest(BaseModel):
-    # A misspelt field ("topk") would otherwise be dropped and its default used without a word.
-    model_config = ConfigDict(extra="forbid")
-
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    strategy: str = Field(AUTO, description="a name from GET /strategies, or auto (the router picks)")
-    top_k: int | None = Field(
-        None, ge=1, le=MAX_TOP_K, strict=True, description="contexts to retrieve (default: settings)"
-    )
-    params: dict[str, Any] = Field(
-        default_factory=dict,
-        description='strategy parameters, e.g. {"mode": "local"}; GET /strategies lists each one\'s',
-    )
-    retrieve_only: bool = Field(False, strict=True, description="return the contexts, generate nothing")
-
-    @field_validator("question")
-    @classmethod
-    def _not_blank(cls, question: str) -> str:
-        if not question.strip():
-            raise PydanticCustomError("blank", "question must not be blank")
-        return question
+__all__ = ["AUTO", "Context", "Health", "QueryAnswer", "QueryRequest", "Strategies", "StrategyInfo"]
 
 
 class Context(BaseModel):
@@ -67,7 +46,11 @@ class Health(BaseModel):
 
 class StrategyInfo(BaseModel):
     name: str
-    params: dict[str, dict[str, Any]] = Field(description="param name -> JSON schema of its value")
+    tier: str = Field(description="core (compared side by side), extra, or composable")
+    summary: str
+    params: dict[str, dict[str, Any]] = Field(
+        description="param name -> JSON schema of its value, with this home's default (settings > built-in)"
+    )
 
 
 class Strategies(BaseModel):

@@ -21,8 +21,8 @@ from graphunified_query.compose import (
     build,
 )
 from graphunified_query.engine import QueryEngine
-from graphunified_query.retrieval import REGISTRY
 from graphunified_query.retrieval.base import RetrieverContext
+from graphunified_query.retrieval.naive import NaiveRetriever
 from tests.query.compose_support import CHUNKS, ENTITIES, RELATIONSHIPS, make_context
 
 TWO_HOP = "On which river is the town where Ada Whitlock was born?"
@@ -70,7 +70,7 @@ def test_get_stats_reports_parameters_and_index_sizes(context: RetrieverContext)
     inner = stats["inner"]
     assert inner["mode"] == "weighted" and inner["vector_weight"] == 0.5 and inner["graph_weight"] == 0.5
     assert inner["first"]["name"] == "vector" and inner["second"]["traversal"] == "bfs"
-    plain = RerankingRetriever(REGISTRY["naive"](context), LocalReranker(context))
+    plain = RerankingRetriever(NaiveRetriever(context), LocalReranker(context))
     assert plain.get_stats()["inner"] == {"name": "naive"}  # a registered strategy wraps too
 
 

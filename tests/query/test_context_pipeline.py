@@ -17,11 +17,14 @@ from graphunified_query.context.pipeline import ContextPipeline
 from graphunified_query.engine import QueryEngine
 from graphunified_query.generation.packing import framed, order_contexts
 from graphunified_query.parquet_store import read_tables
+from graphunified_query.request import RequestError
 from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
-from graphunified_query.retrieval import REGISTRY, RetrieverContext
+from graphunified_query.retrieval import RetrieverContext
 from graphunified_query.retrieval.base import RetrieverBase
 from graphunified_query.retrieval.contexts import chunk_result
-from graphunified_query.settings import QuerySettings, Settings, SettingsError
+from graphunified_query.retrieval.params import NoParams
+from graphunified_query.retrieval.registry import STRATEGIES, Strategy
+from graphunified_query.settings import QuerySettings, Settings
 from graphunified_query.snapshot import Chunks, Snapshot, chunks_from_arrow
 from graphunified_query.tables import CHUNKS_SCHEMA, with_chunk_risk
 from tests.query.compose_support import WordEmbedder, make_context
@@ -228,7 +231,7 @@ class _Recorder:
 
 @pytest.fixture
 def fixed_engine(monkeypatch: pytest.MonkeyPatch) -> tuple[QueryEngine, _Recorder]:
-    monkeypatch.setitem(REGISTRY, "fixed", lambda context: _Fixed(context))
+    monkeypatch.setitem(STRATEGIES, "fixed", Strategy("fixed", _Fixed, NoParams, "extra", "test hits"))
     _Fixed.seen.clear()
     recorder = _Recorder()
     engine = QueryEngine(_snapshot(), Settings(), WordEmbedder(), generator=recorder)
@@ -261,13 +264,14 @@ def test_per_call_options_override_settings_and_are_not_sent_to_the_strategy(
         show_risky=True,
         link_expansion=False,
         document_ids=["evil.md"],
-        mode="x",
     )
     assert _ids(response.contexts) == ["e0"] and response.contexts[0].metadata["risk_level"] == "high"
-    assert _Fixed.seen[-1] == {"document_ids": ["evil.md"], "mode": "x"}  # document_ids is shared
+    assert _Fixed.seen[-1] == {}  # context options are the pipeline's, not the strategy's
     assert response.metadata["context_pipeline"]["filtered_out"] == {"document_ids": 2}
-    with pytest.raises(SettingsError, match="max_risk_level"):
+    with pytest.raises(RequestError, match="max_risk_level"):
         engine.ask("q", "fixed", max_risk_level="extreme")
+    with pytest.raises(RequestError, match="fixed takes no parameter 'mode'"):
+        engine.ask("q", "fixed", mode="x")
 
 
 # --- homes built before risk flags --------------------------------------------------------------

@@ -24,6 +24,7 @@ from graphunified_query.lance_versions import release_unused_versions
 from graphunified_query.layout import HomeLayout
 from graphunified_query.object_store import ObjectFiles, ObjectStore, ObjectStoreError
 from graphunified_query.publication import Generation, current, publish, published_lance_versions
+from graphunified_query.retrieval.registry import names
 from graphunified_query.settings import StorageSettings
 from graphunified_query.snapshot import IndexNotBuilt
 from graphunified_query.snapshot_loader import load_snapshot
@@ -34,7 +35,7 @@ QUESTIONS = (
     "Which river runs through the town where Ada Whitlock was born?",
     "When was the Kestrel Dam built?",
 )
-STRATEGIES = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
+STRATEGIES = names("core")
 
 
 @pytest.fixture(scope="module")

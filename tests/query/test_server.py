@@ -15,14 +15,12 @@ import pytest
 
 from graphunified_query.cli import main
 from graphunified_query.engine import QueryEngine
-from graphunified_query.results import Retrieval
 from graphunified_query.server import run
 from graphunified_query.server.app import create_app
-from graphunified_query.server.params import ParamError, StrategyParams, accepted
 from tests.serving import serving
 
 if TYPE_CHECKING:
-    from decimal import Decimal  # unresolvable at run time, as a retriever's type-only import would be
+    pass  # unresolvable at run time, as a retriever's type-only import would be
 
 KEYS = {"answer", "strategy", "contexts", "metadata"}
 CONTEXT_KEYS = {"text", "score", "source", "chunk_id", "document_id", "metadata"}
@@ -153,11 +151,26 @@ def test_concurrent_requests(base_url: str) -> None:
         ),
         (
             {"question": QUESTION, "strategy": "expanded", "params": {"chunk_weight": 3}},
-            ["body", "params"],
+            ["body", "params", "chunk_weight"],
         ),
         (
-            {"question": QUESTION, "strategy": "expanded", "params": {"reranker": "local"}},
+            {"question": QUESTION, "strategy": "expanded", "params": {"reranker": "cohere"}},
             ["body", "params", "reranker"],
+        ),
+        ({"question": QUESTION, "strategy": "hybrid", "params": {"rrf_k": -1}}, ["body", "params", "rrf_k"]),
+        ({"question": QUESTION, "strategy": "hybrid", "params": {"k": -1}}, ["body", "params", "k"]),
+        ({"question": QUESTION, "strategy": "expanded", "params": {"reranker": "llm"}}, ["body", "params"]),
+        (
+            {"question": QUESTION, "strategy": "vector_mmr", "params": {"lambda_mult": "NaN"}},
+            ["body", "params", "lambda_mult"],
+        ),
+        (
+            {"question": QUESTION, "strategy": "hybrid", "params": {"alpha": "Infinity"}},
+            ["body", "params", "alpha"],
+        ),
+        (
+            {"question": QUESTION, "params": {"max_risk_level": "extreme"}},
+            ["body", "context", "max_risk_level"],
         ),
     ],
 )
@@ -200,25 +213,6 @@ def test_openapi_lists_the_paths_and_the_cli_keys(base_url: str) -> None:
     components = schema["components"]["schemas"]
     assert set(components["QueryAnswer"]["properties"]) == KEYS
     assert set(components["Context"]["properties"]) == CONTEXT_KEYS
-    assert {"question", "strategy", "top_k", "params", "retrieve_only"} == set(
+    assert {"question", "strategy", "top_k", "params", "context", "retrieve_only"} == set(
         components["QueryRequest"]["properties"]
     )
-
-
-class _Retriever:
-    name = "probe"
-
-    def retrieve(
-        self, query: str, top_k: int = 10, *, depth: int = 1, scale: Decimal | None = None
-    ) -> Retrieval:
-        return Retrieval(self.name, ())
-
-
-def test_params_are_read_from_the_signature_even_with_unresolvable_hints() -> None:
-    table = StrategyParams({"probe": accepted("probe", _Retriever())})  # type: ignore[arg-type]
-    assert table.validate("probe", {"depth": "2", "scale": "anything"}) == {"depth": 2, "scale": "anything"}
-    with pytest.raises(ParamError) as error:
-        table.validate("probe", {"depth": "deep"})
-    assert error.value.name == "depth"
-    with pytest.raises(ParamError, match="takes: depth, scale"):
-        table.validate("probe", {"width": 1})

@@ -1,0 +1,30 @@
+"""A toy strategy in one module: what a new strategy writes (the test adds its one registry line)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from graphunified_query.results import Retrieval
+from graphunified_query.retrieval.base import RetrieverBase
+from graphunified_query.retrieval.contexts import chunk_result
+from graphunified_query.retrieval.params import StrategyParams
+from graphunified_query.retrieval.registry import Strategy
+
+
+class ToyParams(StrategyParams):
+    stride: int = Field(1, ge=1, le=10, description="Take every stride-th chunk.")
+
+
+class ToyRetriever(RetrieverBase):
+    name = "toy"
+
+    def retrieve(self, query: str, top_k: int = 10, *, stride: int = 1, **params: Any) -> Retrieval:
+        rows = range(0, len(self.snapshot.chunks.ids), stride)
+        return Retrieval(
+            self.name, tuple(chunk_result(self.snapshot, r, 1.0 / (1 + r)) for r in rows)[:top_k]
+        )
+
+
+TOY = Strategy("toy", ToyRetriever, ToyParams, "core", "every stride-th chunk, in index order")
