@@ -48,8 +48,8 @@ ui: setup
 	mkdir -p $(HOME_DIR)/dagster && cp -n dagster.yaml $(HOME_DIR)/dagster/ || true
 	cd $(HOME_DIR)/dagster && DAGSTER_HOME=$(abspath $(HOME_DIR))/dagster GRAPHUNIFIED_HOME=$(abspath $(HOME_DIR)) \
 	GRAPHUNIFIED_INPUT=$(abspath $(INPUT)) \
-	$(abspath $(BIN))/python $(abspath scripts/launch.py) $(abspath $(BIN))/dagster dev \
-	-w $(abspath workspace.yaml) -h 127.0.0.1 -p 3000
+	$(abspath $(BIN))/python $(abspath scripts/launch.py) \
+	$(abspath $(BIN))/dagster dev -h 127.0.0.1 -p 3000 -w $(abspath workspace.yaml)
 
 bench: setup
 	$(BIN)/python bench/ingest.py
