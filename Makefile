@@ -48,8 +48,7 @@ ui: setup
 	mkdir -p $(HOME_DIR)/dagster && cp -n dagster.yaml $(HOME_DIR)/dagster/ || true
 	cd $(HOME_DIR)/dagster && DAGSTER_HOME=$(abspath $(HOME_DIR))/dagster GRAPHUNIFIED_HOME=$(abspath $(HOME_DIR)) \
 	GRAPHUNIFIED_INPUT=$(abspath $(INPUT)) \
-	$(abspath $(BIN))/python $(abspath scripts/launch.py) \
-	$(abspath $(BIN))/dagster dev -h 127.0.0.1 -p 3000 -w $(abspath workspace.yaml)
+	$(CURDIR)/$(BIN)/python $(CURDIR)/scripts/launch.py $(CURDIR)/$(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w $(CURDIR)/workspace.yaml
 
 bench: setup
 	$(BIN)/python bench/ingest.py
