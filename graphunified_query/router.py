@@ -48,8 +48,18 @@ _RELATION_CHAIN = re.compile(
     r"(?:[A-Z0-9]|[a-z]+ (?:that|which|who|where))"
     r"|[A-Z][\w.\-]*(?:'s|’s) (?:[a-z]+ ){0,2}?[a-z]+(?:'s|’s)? ?[a-z]*"
 )
+_NAME = re.compile(r"(?<!^)(?<![.?!] )\b[A-Z][a-z]+")  # a capitalized word not opening the sentence
 _ABOUT = re.compile(r"^\s*(?:who|what) (?:is|was|are|were)\b|\btell me about\b|\bdescribe\b|\bknow about\b")
 _NOT_BRIDGES = {"DATE"}  # a year in a question narrows it; it is not an entity to hop through
+
+
+def asks_about_collection(question: str) -> bool:
+    """A question about the whole collection: the router's summary or open-list cue with no name in
+    it. Global search answers it from the top-level communities instead of similar reports. No
+    spaCy here (retrievers call it per query): a capitalized word past the first is taken as a name."""
+    lowered = question.lower()
+    cued = _SUMMARY.search(lowered) is not None or _WHAT_ARE_THE.search(lowered) is not None
+    return cued and _NAME.search(question.strip()) is None
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,16 @@ class RouteDecision:
 
 def _match(pattern: re.Pattern[str]) -> Cue:
     return lambda f: m.group(0) if (m := pattern.search(f.lowered)) else None
+
+
+_SPAN_TAIL = re.compile(r"[\w’'\-]*(?:\s+(?:(?:of|for|the|and|de|von|van|du|la)\s+)?[A-Z0-9][\w’'\-]*)*")
+
+
+def _whole_span(text: str, m: re.Match[str]) -> str:
+    """The cue quoted to the end of its word and of the name it opens: "the flood of 1894", not
+    "the flood of 1"."""
+    tail = _SPAN_TAIL.match(text, m.end())
+    return text[m.start() : tail.end() if tail else m.end()].strip()
 
 
 def _names(f: QueryFeatures) -> str:
@@ -135,7 +155,7 @@ RULES: tuple[Rule, ...] = (
         "relation_chain",
         "hipporag",
         'reaches its answer through a relation ("{cue}"), a bridge question',
-        lambda f: m.group(0).strip() if (m := _RELATION_CHAIN.search(f.question)) else None,
+        lambda f: _whole_span(f.question, m) if (m := _RELATION_CHAIN.search(f.question)) else None,
     ),
     Rule(
         "one_entity",
