@@ -17,6 +17,8 @@ from graphunified_query.evaluation.metrics import (
     ndcg_at_k,
     recall_at_k,
     reciprocal_rank,
+    rouge_l,
+    semantic_similarity,
     token_f1,
 )
 
@@ -39,6 +41,8 @@ class QuestionRun:
     answer: str | None = None
     exact_match: float | None = None
     f1: float | None = None
+    rouge_l: float | None = None
+    semantic: float | None = None  # cosine of answer and gold answer, the configured embedder
     routed_to: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -96,6 +100,8 @@ def _run_one(
         if question.answers:
             run.exact_match = exact_match(answer.text, question.answers)
             run.f1 = token_f1(answer.text, question.answers)
+            run.rouge_l = rouge_l(answer.text, question.answers)
+            run.semantic = semantic_similarity(engine.embedder, answer.text, question.answers)
     return run
 
 
