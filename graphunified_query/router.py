@@ -29,13 +29,16 @@ FALLBACKS: dict[str, tuple[str, ...]] = {
 
 _SUMMARY = re.compile(
     r"\b(summar(?:y|ies|ize|ise)|overview|overall|main (?:ideas?|themes?|topics?|points?)|themes?"
-    r"|key (?:ideas|takeaways|topics|trends|points)|recurring|big picture|in general)\b"
+    r"|key (?:ideas|takeaways|topics|trends|points)|recurring|big picture|in general|landscape)\b"
 )
 _WHAT_ARE_THE = re.compile(r"^\s*what are the\b")
 _RELATION = re.compile(
     r"\b(relationship between|relation(?:ship)? (?:of|to|with)|(?:related|linked|connected) to"
-    r"|connection between|link between|relate[sd]? to|interact(?:ed|s)? with|associated with)\b"
+    r"|connection between|link between|relate[sd]? to|interact(?:ed|s)? with|associated with"
+    r"|connect(?:s|ed|ing)?(?: to| with)?)\b"
 )
+# "the path from X to Y", "the chain linking X and Y": a walk through the graph, hop by hop.
+_PATH = re.compile(r"\b(?:path|paths|chain) (?:between|from|linking|connecting)\b")
 _COMPARISON = re.compile(
     r"\b(both|same|compare[sd]?|comparison|versus|vs\.?|differ(?:ence|ent)?|in common|\w+er than|more than"
     r"|less than|which (?:one )?of|which (?:is|was|one is) \w+(?:er|est))\b"
@@ -108,7 +111,8 @@ _SPAN_TAIL = re.compile(r"[\w’'\-]*(?:\s+(?:(?:of|for|the|and|de|von|van|du|la
 def _whole_span(text: str, m: re.Match[str]) -> str:
     """The cue quoted to the end of its word and of the name it opens: "the flood of 1894", not
     "the flood of 1"."""
-    tail = _SPAN_TAIL.match(text, m.end())
+    cut = m.end() < len(text) and text[m.end()].isalnum()  # the match stopped inside a word
+    tail = _SPAN_TAIL.match(text, m.end()) if cut else None
     return text[m.start() : tail.end() if tail else m.end()].strip()
 
 
@@ -127,6 +131,9 @@ RULES: tuple[Rule, ...] = (
         "graphrag_global",
         'asks "{cue} ..." with no named entity, a question over the whole corpus',
         _when(lambda f: not f.entities, _match(_WHAT_ARE_THE)),
+    ),
+    Rule(
+        "path", "hipporag", 'asks for a path ("{cue}") through the graph, a multi-hop question', _match(_PATH)
     ),
     Rule(
         "two_entity_relation",
