@@ -218,6 +218,11 @@ def _default_pipeline() -> Language:
     return load_pipeline()
 
 
+def question_entities(doc: Doc) -> tuple[tuple[str, str], ...]:
+    """The named entities a question mentions, as the router sees them: (name, type), in order."""
+    return _entities(doc)
+
+
 def _entities(doc: Doc) -> tuple[tuple[str, str], ...]:
     """spaCy's named entities, plus capitalized proper-noun runs its small model misses, in order."""
     from graphunified_query.spacy_text import LABEL_TO_TYPE, clean_name

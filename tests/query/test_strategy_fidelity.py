@@ -13,6 +13,7 @@ import pytest
 from graphunified_query.engine import QueryEngine
 from graphunified_query.generation.extractive import question_parts
 from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.retrieval.query_keywords import query_keywords
 from graphunified_query.settings import LLMSettings
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
 from tests.query.conftest import index_offline
@@ -125,3 +126,37 @@ def test_the_demo_answer_names_the_founder_and_the_flood(sample: QueryEngine) ->
 )
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
+
+
+@pytest.mark.parametrize(
+    ("question", "low", "high"),
+    [
+        ("Who is the director of film Jump for Glory?", ["Jump for Glory"], ["director", "film"]),
+        (
+            "What is the relationship between Thomas Hale and the River Harrow?",
+            ["Thomas Hale", "River Harrow"],
+            ["relationship"],
+        ),
+        ("What are the main themes of flood management?", [], ["main themes", "flood management"]),
+    ],
+)
+def test_a_query_splits_into_low_and_high_level_keywords(
+    question: str, low: list[str], high: list[str]
+) -> None:
+    assert query_keywords(question).as_dict() == {"low_level": low, "high_level": high}
+
+
+def test_lightrag_matches_entities_on_names_and_relationships_on_themes(sample: QueryEngine) -> None:
+    question = "How did the flood damage affect the mill owned by Thomas Hale?"
+    local, _ = sample.retrieve(question, "lightrag", top_k=10, mode="local")
+    assert local.metadata["keywords"]["low_level"] == ["Thomas Hale"]
+    unkeyed, _ = sample.retrieve(question, "lightrag", top_k=10, mode="local", dual_keywords=False)
+    named = [r.entities for r in local.results if r.kind == "entity"]
+    # matched on the name: Thomas Hale comes before what the whole question resembles
+    assert ("Thomas Hale",) in named[:2] and named != [
+        r.entities for r in unkeyed.results if r.kind == "entity"
+    ]
+    keyed, _ = sample.retrieve(question, "lightrag", top_k=10, mode="global")
+    whole, _ = sample.retrieve(question, "lightrag", top_k=10, mode="global", dual_keywords=False)
+    assert keyed.metadata["keywords"]["high_level"] and "keywords" not in whole.metadata
+    assert [r.text for r in keyed.results] != [r.text for r in whole.results]
