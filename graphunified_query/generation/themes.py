@@ -17,6 +17,7 @@ from graphunified_query.results import RetrievalResult
 CORPUS_SELECTION = "corpus"  # graphrag_global's metadata["selection"] for a corpus-wide question
 MAX_THEME_CHARS = 300  # one theme is a line, not the whole report
 MAX_CHUNK_SOURCES = 3
+MIN_WORDS = 3  # a shorter "sentence" in an offline report is a heading run into the text
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“])")
 
 
@@ -40,10 +41,13 @@ def compose_themes(contexts: Sequence[RetrievalResult]) -> str:
 
 
 def _gist(text: str) -> str:
-    """The point's opening sentences, up to MAX_THEME_CHARS."""
+    """The point's opening sentences, up to MAX_THEME_CHARS, without heading fragments ("Hale Mill.")."""
     kept = ""
     for sentence in _SENTENCE_END.split(" ".join(text.split())):
+        if len(sentence.split()) < MIN_WORDS:
+            continue
         if kept and len(kept) + len(sentence) + 1 > MAX_THEME_CHARS:
             break
         kept = f"{kept} {sentence}".strip()
+    kept = kept or " ".join(text.split())
     return kept if len(kept) <= MAX_THEME_CHARS else kept[: MAX_THEME_CHARS - 1].rstrip() + "…"

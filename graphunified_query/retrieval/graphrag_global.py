@@ -74,7 +74,10 @@ class GraphRAGGlobalRetriever(RetrieverBase):
         results: list[RetrievalResult] = []
         for (row, similarity), points in zip(selected, mapped, strict=True):
             report = snap.reports[row]
-            chunk_ids = self._report_chunks(report["community"], chunk_sims)
+            # A theme is cited to the passages closest to its report; a specific answer to the question.
+            anchor = snap.report_vectors.vectors([row])[0] if corpus_wide else None
+            sims = snap.chunk_vectors.similarities(anchor) if anchor is not None else chunk_sims
+            chunk_ids = self._report_chunks(report["community"], sims)
             sources = list(dict.fromkeys(snap.chunks.source(snap.chunk_row[c]) for c in chunk_ids))
             for position, point in enumerate(points):
                 results.append(
