@@ -13,6 +13,8 @@ import pytest
 from graphunified_query.engine import QueryEngine
 from graphunified_query.generation.extractive import question_parts
 from graphunified_query.providers.claude import ClaudeClient
+from graphunified_query.results import RetrievalResult
+from graphunified_query.retrieval.mixing import mix_shares
 from graphunified_query.retrieval.query_keywords import query_keywords
 from graphunified_query.settings import LLMSettings
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
@@ -160,3 +162,22 @@ def test_lightrag_matches_entities_on_names_and_relationships_on_themes(sample: 
     whole, _ = sample.retrieve(question, "lightrag", top_k=10, mode="global", dual_keywords=False)
     assert keyed.metadata["keywords"]["high_level"] and "keywords" not in whole.metadata
     assert [r.text for r in keyed.results] != [r.text for r in whole.results]
+
+
+def _results(kind: str, scores: list[float]) -> list[RetrievalResult]:
+    return [RetrievalResult(text=f"{kind} {s}", score=s, source=kind, kind=kind) for s in scores]  # type: ignore[arg-type]
+
+
+def test_mix_shares_gives_each_kind_its_share_and_passes_unused_slots_on() -> None:
+    shares = {"chunk": 0.5, "entity": 0.25, "relationship": 0.25}
+    groups = {
+        "chunk": _results("chunk", [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]),
+        "entity": _results("entity", [0.95, 0.94, 0.93, 0.92]),
+        "relationship": _results("relationship", [0.1, 0.05, 0.01]),
+    }
+    kinds = [r.kind for r in mix_shares(groups, shares, 8)]
+    # 8 slots: 4 chunks, 2 entities, 2 relationships, however low the relationships score
+    assert kinds.count("chunk") == 4 and kinds.count("entity") == 2 and kinds.count("relationship") == 2
+    groups["relationship"] = []  # their two slots go to the best of the rest: the entities
+    kinds = [r.kind for r in mix_shares(groups, shares, 8)]
+    assert kinds.count("entity") == 4 and kinds.count("chunk") == 4
