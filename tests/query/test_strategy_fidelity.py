@@ -150,16 +150,16 @@ def test_a_query_splits_into_low_and_high_level_keywords(
 
 def test_lightrag_matches_entities_on_names_and_relationships_on_themes(sample: QueryEngine) -> None:
     question = "How did the flood damage affect the mill owned by Thomas Hale?"
-    local, _ = sample.retrieve(question, "lightrag", top_k=10, mode="local")
+    local, _ = sample.retrieve(question, "lightrag", top_k=10, mode="local", dual_keywords=True)
     assert local.metadata["keywords"]["low_level"] == ["Thomas Hale"]
-    unkeyed, _ = sample.retrieve(question, "lightrag", top_k=10, mode="local", dual_keywords=False)
+    unkeyed, _ = sample.retrieve(question, "lightrag", top_k=10, mode="local")  # off by default
     named = [r.entities for r in local.results if r.kind == "entity"]
     # matched on the name: Thomas Hale comes before what the whole question resembles
     assert ("Thomas Hale",) in named[:2] and named != [
         r.entities for r in unkeyed.results if r.kind == "entity"
     ]
-    keyed, _ = sample.retrieve(question, "lightrag", top_k=10, mode="global")
-    whole, _ = sample.retrieve(question, "lightrag", top_k=10, mode="global", dual_keywords=False)
+    keyed, _ = sample.retrieve(question, "lightrag", top_k=10, mode="global", dual_keywords=True)
+    whole, _ = sample.retrieve(question, "lightrag", top_k=10, mode="global")
     assert keyed.metadata["keywords"]["high_level"] and "keywords" not in whole.metadata
     assert [r.text for r in keyed.results] != [r.text for r in whole.results]
 
