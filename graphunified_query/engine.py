@@ -232,6 +232,7 @@ class QueryEngine:
             self._kwargs(strategy, params, resolved),
             resolved.query,
             deepens=self.registry[strategy].deepens,
+            fill=None if strategy == "naive" else self.retriever("naive"),
         )
         retrieved = time.perf_counter()  # retrieval latency includes the (millisecond) context pipeline
         answer: GeneratedAnswer | None = None

@@ -5,19 +5,25 @@ list: when they leave fewer than ``top_k`` contexts and the strategy had more to
 is asked again for a deeper list (x4 each time, up to every chunk of the index), so ``top_k``
 matching contexts come back whenever the index holds them (not for a strategy whose candidates do
 not grow with the depth asked, `Strategy.deepens`: graphrag_global would repeat its LLM map).
-``top_k`` is then a hard cap on what is returned: link expansion competes for those places by
-score instead of adding to them.
+A strategy whose candidates stop growing (a graph walk reaches only the question's neighbourhood;
+global search answers with community reports no one document backs) can still leave places empty
+under a filter. Those are filled from the dense passage search inside the filter, ranked below
+everything the strategy found (``metadata["fill"]``), as the graph strategies already fall back to
+dense search when no entity matches: ``top_k`` matching contexts come back whenever the index
+holds them, whatever the strategy. ``top_k`` is then a hard cap on what is returned: link
+expansion competes for those places by score instead of adding to them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from graphunified_query.context.pipeline import ContextPipeline, PreparedContext
 from graphunified_query.providers.cost import Usage
-from graphunified_query.results import GeneratedAnswer, Retrieval
+from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
 from graphunified_query.retrieval.base import Retriever
 from graphunified_query.settings import QuerySettings
 
@@ -52,7 +58,28 @@ def run_path(
     query: QuerySettings,
     *,
     deepens: bool = True,
+    fill: Retriever | None = None,
 ) -> PathOutcome:
+    """``fill``: the dense passage search that fills places a filter left empty (None: no fill)."""
+    spent, kept, removed, depth = _filtered(retriever, pipeline, question, top_k, params, query, deepens)
+    if removed and len(kept) < top_k and fill is not None:
+        _, filler, _, _ = _filtered(fill, pipeline, question, top_k, {}, query, True)
+        kept = [*kept, *_ranked_below(kept, filler, top_k - len(kept))]
+    prepared = pipeline.finish(kept[:top_k], query, raw_hits=len(spent.results), removed=removed, top_k=top_k)
+    return PathOutcome(spent, prepared, depth)
+
+
+def _filtered(
+    retriever: Retriever,
+    pipeline: ContextPipeline,
+    question: str,
+    top_k: int,
+    params: Mapping[str, Any],
+    query: QuerySettings,
+    deepens: bool,
+) -> tuple[Retrieval, list[RetrievalResult], Counter[str], int]:
+    """The strategy's results through the filters, asked deeper until ``top_k`` pass or it has no
+    more: (the deepest retrieval with every call's cost, kept, removed counts, depth asked)."""
     limit = max(top_k, len(pipeline.snapshot.chunks.ids)) if deepens else top_k
     depth = top_k
     spent: Retrieval | None = None
@@ -62,12 +89,25 @@ def run_path(
         kept, removed = pipeline.filter(retrieval.results, query)
         exhausted = len(retrieval.results) < depth or depth >= limit
         if len(kept) >= top_k or not removed or exhausted:
-            break
+            return spent, list(kept), removed, depth
         depth = min(depth * DEEPEN, limit)
-    prepared = pipeline.finish(
-        kept[:top_k], query, raw_hits=len(retrieval.results), removed=removed, top_k=top_k
-    )
-    return PathOutcome(spent, prepared, depth)
+
+
+def _ranked_below(
+    kept: Sequence[RetrievalResult], filler: Sequence[RetrievalResult], places: int
+) -> list[RetrievalResult]:
+    """Up to ``places`` of ``filler`` not already kept, scaled below the lowest kept score (their
+    order kept) so the packer never ranks a fill above what the strategy itself found."""
+    seen = {r.chunk_id for r in kept}
+    floor = min((r.score for r in kept), default=None)
+    added = [r for r in filler if r.chunk_id not in seen][:places]
+    if floor is None:
+        return [replace(r, metadata={**r.metadata, "fill": "naive"}) for r in added]
+    top = max((r.score for r in added), default=1.0) or 1.0
+    return [
+        replace(r, score=floor * 0.99 * max(r.score, 0.0) / top, metadata={**r.metadata, "fill": "naive"})
+        for r in added
+    ]
 
 
 def _with_costs(retrieval: Retrieval, earlier: Retrieval) -> Retrieval:

@@ -23,13 +23,16 @@ FALLBACKS: dict[str, tuple[str, ...]] = fallbacks()
 
 _SUMMARY = re.compile(
     r"\b(summar(?:y|ies|ize|ise)|overview|overall|main (?:ideas?|themes?|topics?|points?)|themes?"
-    r"|key (?:ideas|takeaways|topics|trends|points)|recurring|big picture|in general)\b"
+    r"|key (?:ideas|takeaways|topics|trends|points)|recurring|big picture|in general|landscape)\b"
 )
 _WHAT_ARE_THE = re.compile(r"^\s*what are the\b")
 _RELATION = re.compile(
     r"\b(relationship between|relation(?:ship)? (?:of|to|with)|(?:related|linked|connected) to"
-    r"|connection between|link between|relate[sd]? to|interact(?:ed|s)? with|associated with)\b"
+    r"|connection between|link between|relate[sd]? to|interact(?:ed|s)? with|associated with"
+    r"|connect(?:s|ed|ing)?(?: to| with)?)\b"
 )
+# "the path from X to Y", "the chain linking X and Y": a walk through the graph, hop by hop.
+_PATH = re.compile(r"\b(?:path|paths|chain) (?:between|from|linking|connecting)\b")
 _COMPARISON = re.compile(
     r"\b(both|same|compare[sd]?|comparison|versus|vs\.?|differ(?:ence|ent)?|in common|\w+er than|more than"
     r"|less than|which (?:one )?of|which (?:is|was|one is) \w+(?:er|est))\b"
@@ -42,8 +45,18 @@ _RELATION_CHAIN = re.compile(
     r"(?:[A-Z0-9]|[a-z]+ (?:that|which|who|where))"
     r"|[A-Z][\w.\-]*(?:'s|’s) (?:[a-z]+ ){0,2}?[a-z]+(?:'s|’s)? ?[a-z]*"
 )
+_NAME = re.compile(r"(?<!^)(?<![.?!] )\b[A-Z][a-z]+")  # a capitalized word not opening the sentence
 _ABOUT = re.compile(r"^\s*(?:who|what) (?:is|was|are|were)\b|\btell me about\b|\bdescribe\b|\bknow about\b")
 _NOT_BRIDGES = {"DATE"}  # a year in a question narrows it; it is not an entity to hop through
+
+
+def asks_about_collection(question: str) -> bool:
+    """A question about the whole collection: the router's summary or open-list cue with no name in
+    it. Global search answers it from the top-level communities instead of similar reports. No
+    spaCy here (retrievers call it per query): a capitalized word past the first is taken as a name."""
+    lowered = question.lower()
+    cued = _SUMMARY.search(lowered) is not None or _WHAT_ARE_THE.search(lowered) is not None
+    return cued and _NAME.search(question.strip()) is None
 
 
 @dataclass(frozen=True)
@@ -86,6 +99,17 @@ def _match(pattern: re.Pattern[str]) -> Cue:
     return lambda f: m.group(0) if (m := pattern.search(f.lowered)) else None
 
 
+_SPAN_TAIL = re.compile(r"[\w’'\-]*(?:\s+(?:(?:of|for|the|and|de|von|van|du|la)\s+)?[A-Z0-9][\w’'\-]*)*")
+
+
+def _whole_span(text: str, m: re.Match[str]) -> str:
+    """The cue quoted to the end of its word and of the name it opens: "the flood of 1894", not
+    "the flood of 1"."""
+    cut = m.end() < len(text) and text[m.end()].isalnum()  # the match stopped inside a word
+    tail = _SPAN_TAIL.match(text, m.end()) if cut else None
+    return text[m.start() : tail.end() if tail else m.end()].strip()
+
+
 def _names(f: QueryFeatures) -> str:
     return " and ".join(f'"{name}"' for name, _ in f.entities)
 
@@ -101,6 +125,9 @@ RULES: tuple[Rule, ...] = (
         "graphrag_global",
         'asks "{cue} ..." with no named entity, a question over the whole corpus',
         _when(lambda f: not f.entities, _match(_WHAT_ARE_THE)),
+    ),
+    Rule(
+        "path", "hipporag", 'asks for a path ("{cue}") through the graph, a multi-hop question', _match(_PATH)
     ),
     Rule(
         "two_entity_relation",
@@ -129,7 +156,7 @@ RULES: tuple[Rule, ...] = (
         "relation_chain",
         "hipporag",
         'reaches its answer through a relation ("{cue}"), a bridge question',
-        lambda f: m.group(0).strip() if (m := _RELATION_CHAIN.search(f.question)) else None,
+        lambda f: _whole_span(f.question, m) if (m := _RELATION_CHAIN.search(f.question)) else None,
     ),
     Rule(
         "one_entity",
@@ -183,6 +210,11 @@ def _default_pipeline() -> Language:
     from graphunified_query.spacy_text import load_pipeline
 
     return load_pipeline()
+
+
+def question_entities(doc: Doc) -> tuple[tuple[str, str], ...]:
+    """The named entities a question mentions, as the router sees them: (name, type), in order."""
+    return _entities(doc)
 
 
 def _entities(doc: Doc) -> tuple[tuple[str, str], ...]:

@@ -2,6 +2,10 @@
 
 Recall@k is HippoRAG's: the share of a question's supporting passages found in the top k of its
 de-duplicated passage ranking. Answers are normalized as in the SQuAD/HotpotQA evaluation scripts.
+ROUGE-L is Lin (2004)'s longest-common-subsequence F-measure (beta = 1, as rouge-score reports it)
+over those normalized tokens; the semantic score is the cosine of the answer's and the gold
+answer's embeddings with the configured embedder (a BERTScore-style check that needs no model
+beyond the one the index already uses).
 """
 
 from __future__ import annotations
@@ -11,6 +15,12 @@ import re
 import string
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from graphunified_query.providers.embedding import Embedder
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = set(string.punctuation)
@@ -72,6 +82,39 @@ def _f1(prediction: str, answer: str) -> float:
         return 0.0
     precision, recall = common / len(predicted), common / len(gold)
     return 2 * precision * recall / (precision + recall)
+
+
+def rouge_l(prediction: str, answers: Sequence[str]) -> float:
+    """Best ROUGE-L F-measure against any gold answer."""
+    return max((_rouge_l(prediction, answer) for answer in answers), default=0.0)
+
+
+def _rouge_l(prediction: str, answer: str) -> float:
+    predicted, gold = normalize_answer(prediction).split(), normalize_answer(answer).split()
+    common = _lcs(predicted, gold)
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+def _lcs(first: Sequence[str], second: Sequence[str]) -> int:
+    """Length of the longest common subsequence (one row of the dynamic programme at a time)."""
+    previous = [0] * (len(second) + 1)
+    for token in first:
+        current = [0]
+        for j, other in enumerate(second, 1):
+            current.append(previous[j - 1] + 1 if token == other else max(previous[j], current[j - 1]))
+        previous = current
+    return previous[-1]
+
+
+def semantic_similarity(embedder: Embedder, prediction: str, answers: Sequence[str]) -> float:
+    """Best cosine (clipped at 0) between the answer's embedding and a gold answer's."""
+    if not answers or not prediction.strip():
+        return 0.0
+    vectors = embedder.embed([prediction, *answers], kind="document")
+    return max(0.0, float(np.max(vectors[1:] @ vectors[0])))
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -10,6 +10,8 @@ from typing import Any
 
 from graphunified_query.evaluation.runner import QuestionRun
 
+ANSWER_METRICS = ("exact_match", "f1", "rouge_l", "semantic_similarity")  # with --generate
+
 
 def write_outputs(
     out: Path, results: dict[str, Any], runs: Mapping[str, Sequence[QuestionRun]], ks: Sequence[int]
@@ -24,7 +26,7 @@ def write_outputs(
 def markdown(results: Mapping[str, Any], ks: Sequence[int]) -> str:
     strategies = results["strategies"]
     recall_cols = [f"recall@{k}" for k in ks]
-    answer_cols = [c for c in ("exact_match", "f1") if any(c in f for f in strategies.values())]
+    answer_cols = [c for c in ANSWER_METRICS if any(c in f for f in strategies.values())]
     columns = [
         *recall_cols,
         "mrr",
@@ -73,7 +75,22 @@ def markdown(results: Mapping[str, Any], ks: Sequence[int]) -> str:
             lines.append(
                 f"| {name} | " + " | ".join(_cell(by_type.get(t, {}).get(k_col)) for t in ordered) + " |"
             )
+    if answer_cols and types:
+        lines += _answers_by_type(strategies, sorted(types), answer_cols)
     return "\n".join(lines) + "\n"
+
+
+def _answers_by_type(
+    strategies: Mapping[str, Any], types: Sequence[str], metrics: Sequence[str]
+) -> list[str]:
+    """One row per strategy, one ``metric: value`` cell per question type."""
+    lines = ["", "## Answers by question type (" + ", ".join(metrics) + ")", ""]
+    lines += ["| strategy | " + " | ".join(types) + " |", "|---|" + "---|" * len(types)]
+    for name, figures in strategies.items():
+        by_type = figures.get("by_question_type", {})
+        cells = [" / ".join(_cell(by_type.get(t, {}).get(m)) for m in metrics) for t in types]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _cell(value: object) -> str:
@@ -131,7 +148,26 @@ def plots(out: Path, results: Mapping[str, Any], ks: Sequence[int]) -> list[Path
         axes.set_ylabel(f"Recall@{k} (%)")
     figure.suptitle("Quality versus cost")
     written.append(_save(figure, out / "quality_vs_cost.png"))
+    metrics = [m for m in ANSWER_METRICS if any(m in strategies[s] for s in names)]
+    if metrics:
+        written.append(_answer_plot(out, results, names, metrics))
     return written
+
+
+def _answer_plot(out: Path, results: Mapping[str, Any], names: Sequence[str], metrics: Sequence[str]) -> Path:
+    import matplotlib.pyplot as plt
+
+    strategies = results["strategies"]
+    figure, axes = plt.subplots(figsize=(9, 4.5))
+    width = 0.8 / len(metrics)
+    for i, metric in enumerate(metrics):
+        xs = [n + i * width for n in range(len(names))]
+        axes.bar(xs, [strategies[s].get(metric, 0) for s in names], width, label=metric)
+    axes.set_xticks([n + width * (len(metrics) - 1) / 2 for n in range(len(names))], names, rotation=20)
+    axes.set_ylabel("Score (%)")
+    axes.set_title(f"Answer quality by strategy — {results['dataset']}")
+    axes.legend()
+    return _save(figure, out / "answer_quality.png")
 
 
 def _save(figure: Any, path: Path) -> Path:

@@ -16,6 +16,8 @@ from graphunified_query.evaluation.metrics import (
     ndcg_at_k,
     recall_at_k,
     reciprocal_rank,
+    rouge_l,
+    semantic_similarity,
     token_f1,
 )
 
@@ -38,6 +40,8 @@ class QuestionRun:
     answer: str | None = None
     exact_match: float | None = None
     f1: float | None = None
+    rouge_l: float | None = None
+    semantic: float | None = None  # cosine of answer and gold answer, the configured embedder
     routed_to: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     contexts: list[tuple[str | None, float]] = field(default_factory=list)  # (chunk id, score) returned
@@ -96,6 +100,8 @@ def _run_one(
         if question.answers:
             run.exact_match = exact_match(response.answer, question.answers)
             run.f1 = token_f1(response.answer, question.answers)
+            run.rouge_l = rouge_l(response.answer, question.answers)
+            run.semantic = semantic_similarity(engine.embedder, response.answer, question.answers)
     return run
 
 

@@ -67,6 +67,8 @@ def _quality(runs: Sequence[QuestionRun], ks: Sequence[int]) -> dict[str, Any]:
     if answered:
         figures["exact_match"] = round(100 * fmean(r.exact_match or 0.0 for r in answered), 2)
         figures["f1"] = round(100 * fmean(r.f1 or 0.0 for r in answered), 2)
+        figures["rouge_l"] = round(100 * fmean(r.rouge_l or 0.0 for r in answered), 2)
+        figures["semantic_similarity"] = round(100 * fmean(r.semantic or 0.0 for r in answered), 2)
     return figures
 
 

@@ -2,7 +2,9 @@
 
 Each sentence is scored by cosine similarity to the question, plus a small bonus for sharing the
 question's content words and for coming from a higher-ranked context. Up to three are picked by
-maximal marginal relevance, so the answer does not repeat itself. No LLM is called.
+maximal marginal relevance, so the answer does not repeat itself. A question asking several things
+("Who founded X, and what happened to it in 1894?") is split into its parts and each part gets its
+best-supported sentence, so no part goes unanswered. No LLM is called.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from graphunified_query.generation.packing import TokenCounter, context_budget, framed, pack_contexts
 from graphunified_query.generation.prompt import DONT_KNOW, citation
+from graphunified_query.generation.themes import compose_themes, lists_themes
 from graphunified_query.providers.embedding import Embedder
 from graphunified_query.providers.tokenizer import count_tokens
 from graphunified_query.results import GeneratedAnswer, RetrievalResult
@@ -36,6 +39,11 @@ _SPLIT = re.compile(r"(?<=[.!?])[\"”’)\]]*\s+(?=[\"“‘(\[]?[A-Z0-9])|\n+"
 _ABBREVIATION = re.compile(r"(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Ltd|Co|vs|etc|e\.g|i\.e|No))\.$")
 _MARKUP = re.compile(r"^\s*(?:#+|[-*•>]|\d+[.)])\s+")
 _WORD = re.compile(r"[a-z0-9]+")
+# Where a question asks a second thing: ", and what ...", "; when ...", "? Who ..." (a comma alone
+# opens a relative clause, "the mill, which ...", so it does not split).
+_PARTS = re.compile(
+    r"(?:,?\s+and|;|\?)\s+(?=(?:who|whom|whose|what|when|where|which|why|how)\b)", re.IGNORECASE
+)
 # Markdown that reads badly when quoted: [text](target) links and **bold**/__bold__ emphasis.
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
@@ -73,6 +81,8 @@ class ExtractiveGenerator:
 
     def generate(self, question: str, results: Sequence[RetrievalResult]) -> GeneratedAnswer:
         contexts = pack_contexts(results, context_budget(self.settings), framed(self.count))
+        if lists_themes(contexts):  # a question about the whole collection: its themes, not a sentence
+            return GeneratedAnswer(compose_themes(contexts), contexts)
         sentences = [
             s
             for rank, c in enumerate(contexts)
@@ -89,12 +99,44 @@ class ExtractiveGenerator:
         best = int(np.argmax(similarity))
         if similarity[best] < self.min_similarity:
             return GeneratedAnswer(DONT_KNOW, contexts, supported=False)
-        terms = _terms(question)
-        scores = similarity + np.array(
-            [LEXICAL_WEIGHT * _overlap(terms, s.text) + RANK_WEIGHT / (1 + s.context) for s in sentences]
-        )
+        parts = question_parts(question)
+        if len(parts) > 1:  # "Who founded X, and what happened to it?": the best sentence for each part
+            picked = self._per_part(parts, sentences, vectors)
+            return GeneratedAnswer(_compose([sentences[i] for i in picked], contexts), contexts)
+        scores = similarity + _bonus(question, sentences)
         chosen = [sentences[i] for i in _maximal_marginal_relevance(scores, vectors)]
         return GeneratedAnswer(_compose(chosen, contexts), contexts)
+
+    def _per_part(self, parts: list[str], sentences: list[_Sentence], vectors: np.ndarray) -> list[int]:
+        """For each part in turn, its best-scoring sentence not already quoted (a part no sentence
+        supports adds nothing); at least one sentence, the whole question's best, is quoted."""
+        queries = self.embedder.embed(parts, kind="query")
+        picked: list[int] = []
+        for part, query in zip(parts, queries, strict=True):
+            similarity = vectors @ query
+            scores = similarity + _bonus(part, sentences)
+            for i in np.argsort(-scores, kind="stable"):
+                if similarity[i] < self.min_similarity:
+                    break
+                if int(i) not in picked and sentences[i].text not in {sentences[p].text for p in picked}:
+                    picked.append(int(i))
+                    break
+        return picked
+
+
+def question_parts(question: str) -> list[str]:
+    """A question asking several things, split at "and"/";"/"?" before a question word, each part
+    with a content word of its own: "Who founded X, and what happened to it?" is two parts."""
+    pieces = [p.strip(" ,;") for p in _PARTS.split(question.strip())]
+    parts = [p for p in pieces if _terms(p)]
+    return parts if len(parts) == len(pieces) else [question]
+
+
+def _bonus(question: str, sentences: list[_Sentence]) -> np.ndarray:
+    terms = _terms(question)
+    return np.array(
+        [LEXICAL_WEIGHT * _overlap(terms, s.text) + RANK_WEIGHT / (1 + s.context) for s in sentences]
+    )
 
 
 def _sentences(text: str, rank: int) -> list[_Sentence]:

@@ -117,6 +117,15 @@ class ExtractiveMapper:
         return mapped
 
 
+def main_points(report: Mapping[str, Any], max_points: int = 3) -> list[Point]:
+    """A report's most helpful points for a question about the whole collection, without a
+    similarity threshold (a corpus-wide question resembles no single point): its summary, then its
+    findings in the order the report gives them (most important first, as GraphRAG writes them).
+    Scores are the report's rating (0-10, scaled to 0-1) over the point's position (1, 2, 3)."""
+    rating = max(0.0, min(float(report.get("rank") or 0.0), 10.0)) / 10.0
+    return [Point(text, rating / (1 + n)) for n, text in enumerate(_report_points(report)[:max_points])]
+
+
 def _report_points(report: Mapping[str, Any]) -> list[str]:
     points = [report["summary"]] if report["summary"] else []
     points += [f"{f['summary']}: {f['explanation']}" for f in report["findings"] or []]

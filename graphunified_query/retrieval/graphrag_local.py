@@ -4,6 +4,12 @@ Query → the closest entity descriptions (seeds) → breadth-first expansion al
 (a neighbour inherits its parent's score times ``decay``, scaled by how much of the parent's
 edge weight leads to it) → entity descriptions, the relationships inside the neighbourhood, and
 the chunks that mention the seeds. Falls back to `naive` when no entity is similar enough.
+
+As GraphRAG's local context builder does, the context is split between the three kinds in fixed
+proportions of the slots and of the token budget (``chunk_prop`` 0.5 is GraphRAG's
+``text_unit_prop``; entities and relationships share the rest equally, as GraphRAG gives them the
+non-text share), each kind ranked within itself: the relationships of the neighbourhood always
+get their place, so ``max_hops`` changes what the context shows.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from graphunified_query.results import Retrieval, RetrievalResult
+from graphunified_query.results import Retrieval
 from graphunified_query.retrieval.base import RetrieverBase
 from graphunified_query.retrieval.contexts import (
     chunk_ranks,
@@ -22,9 +28,9 @@ from graphunified_query.retrieval.contexts import (
     entity_result,
     relationship_result,
 )
-from graphunified_query.retrieval.mixing import mix
+from graphunified_query.retrieval.mixing import mix_shares
 from graphunified_query.retrieval.naive import NaiveRetriever
-from graphunified_query.retrieval.params import Cosine, StrategyParams
+from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit
 
 
 class GraphRAGLocalParams(StrategyParams):
@@ -35,6 +41,10 @@ class GraphRAGLocalParams(StrategyParams):
         50, ge=1, le=5000, description="Entities the walk may visit, seeds included."
     )
     min_similarity: Cosine = Field(0.25, description="Cosine a seed entity needs.")
+    # GraphRAG's local context builder splits its budget by kind (text_unit_prop and the rest).
+    chunk_prop: Unit = Field(0.5, description="Share of the context for passages (GraphRAG text_unit_prop).")
+    entity_prop: Unit = Field(0.25, description="Share of the context for entities.")
+    relationship_prop: Unit = Field(0.25, description="Share of the context for relationships.")
 
 
 class GraphRAGLocalRetriever(RetrieverBase):
@@ -50,8 +60,12 @@ class GraphRAGLocalRetriever(RetrieverBase):
         decay: float = 0.7,
         max_neighbourhood: int = 50,
         min_similarity: float = 0.25,
+        chunk_prop: float = 0.5,
+        entity_prop: float = 0.25,
+        relationship_prop: float = 0.25,
         **params: Any,
     ) -> Retrieval:
+        shares = _shares(chunk_prop, entity_prop, relationship_prop)  # checked before any work
         if not query.strip():
             return Retrieval(self.name, ())
         snap = self.snapshot
@@ -66,27 +80,29 @@ class GraphRAGLocalRetriever(RetrieverBase):
         seed_ids = [snap.entities[r]["id"] for r, _ in seeds]
         chunk_scores = self._seed_chunks(seed_ids, scores, q)
         ranks = chunk_ranks([snap.chunks.ids[row] for row, _, _ in chunk_scores])
-        # `mix` takes at most top_k of each kind: only those become results.
+        # `mix_shares` takes at most top_k of each kind: only those become results.
         chunks = [
             chunk_result(snap, row, score, entity_support=round(support, 4))
             for row, score, support in chunk_scores[:top_k]
         ]
-        candidates: list[tuple[float, str, int, int]] = [  # (score, kind, row, hop)
-            (s, "entity", snap.entity_row[e], hops[e]) for e, s in scores.items()
+        entities = [
+            entity_result(snap, snap.entity_row[e], s, ranked_chunks=ranks, hop=hop)
+            for s, e, hop in across_hops([(s, e, hops[e]) for e, s in scores.items()], top_k)
         ]
+        relations: list[tuple[float, int, int]] = []  # (score, row, hop)
         inner = inner_relationships(snap, scores)
         relationship_sims = snap.relationship_vectors.vectors(inner) @ q if inner else []
         for rel, sim in zip(inner, relationship_sims, strict=True):
             ends = snap.relationships[rel]["source_id"], snap.relationships[rel]["target_id"]
             score = (scores[ends[0]] + scores[ends[1]]) / 2 * (0.5 + 0.5 * max(float(sim), 0.0))
-            candidates.append((score, "relationship", rel, max(hops[ends[0]], hops[ends[1]])))
-        element_result = {"entity": entity_result, "relationship": relationship_result}
-        elements: list[RetrievalResult] = [
-            element_result[kind](snap, row, score, ranked_chunks=ranks, hop=hop)
-            for score, kind, row, hop in heapq.nlargest(top_k, candidates, key=lambda c: c[0])
+            relations.append((score, rel, max(hops[ends[0]], hops[ends[1]])))
+        relationships = [
+            relationship_result(snap, row, score, ranked_chunks=ranks, hop=hop)
+            for score, row, hop in across_hops(relations, top_k)
         ]
+        groups = {"chunk": chunks, "entity": entities, "relationship": relationships}
         budget = self.context.settings.query.context_window
-        results = mix(chunks, elements, top_k, budget_tokens=budget)
+        results = mix_shares(groups, shares, top_k, budget_tokens=budget)
         return Retrieval(
             self.name, results, metadata={"seed_entities": [snap.entities[r]["title"] for r, _ in seeds]}
         )
@@ -109,6 +125,30 @@ class GraphRAGLocalRetriever(RetrieverBase):
         chunk_scores = 0.5 * np.maximum(snap.chunk_vectors.vectors(rows) @ q, 0.0) + 0.5 * shares
         order = np.argsort(-chunk_scores, kind="stable")
         return [(int(rows[i]), float(chunk_scores[i]), float(shares[i])) for i in order]
+
+
+def _shares(chunk_prop: float, entity_prop: float, relationship_prop: float) -> dict[str, float]:
+    props = {"chunk_prop": chunk_prop, "entity_prop": entity_prop, "relationship_prop": relationship_prop}
+    if any(p < 0 for p in props.values()) or not 0 < sum(props.values()) <= 1 + 1e-9:
+        raise ValueError(
+            "graphrag_local: chunk_prop, entity_prop and relationship_prop must be >= 0 and sum to at "
+            f"most 1 (got {props}); e.g. --param chunk_prop=0.5 --param entity_prop=0.25 "
+            "--param relationship_prop=0.25"
+        )
+    return {"chunk": chunk_prop, "entity": entity_prop, "relationship": relationship_prop}
+
+
+def across_hops(items: list[tuple[float, Any, int]], limit: int) -> list[tuple[float, Any, int]]:
+    """(score, item, hop) ranked so that each hop's best comes before any hop's second best: the
+    seeds score highest and would otherwise fill every slot, hiding the neighbourhood."""
+    by_hop: dict[int, list[tuple[float, Any, int]]] = {}
+    for item in heapq.nlargest(limit * 4, items, key=lambda c: c[0]):
+        by_hop.setdefault(item[2], []).append(item)
+    order = sorted(
+        ((place, hop, item) for hop, ranked in by_hop.items() for place, item in enumerate(ranked)),
+        key=lambda p: (p[0], p[1]),
+    )
+    return [item for _, _, item in order[:limit]]
 
 
 def inner_relationships(snap: Any, entities: dict[str, float]) -> list[int]:

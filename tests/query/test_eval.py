@@ -41,6 +41,8 @@ def test_eval_scores_every_strategy_and_the_router(
     }
     for figures in strategies.values():
         assert {"recall@1", "recall@2", "recall@5", "mrr", "ndcg@10", "exact_match", "f1"} <= set(figures)
+        assert 0 <= figures["rouge_l"] <= 100 and 0 < figures["semantic_similarity"] <= 100
+        assert all("rouge_l" in by_type for by_type in figures["by_question_type"].values())
         assert 0 <= figures["recall@1"] <= figures["recall@2"] <= figures["recall@5"] <= 100
         assert figures["retrieval_latency_p95_ms"] >= figures["retrieval_latency_p50_ms"] > 0
         assert set(figures["by_question_type"]) == {"1hop", "2hop", "3hop"}
@@ -54,7 +56,12 @@ def test_eval_scores_every_strategy_and_the_router(
     assert [q["question_id"] for q in per_question] == ["q1", "q2", "q3"]
     assert all(q["ranking"] and q["answer"] for q in per_question)
     assert "| hipporag |" in (out / "report.md").read_text()
-    for plot in ("recall_at_k.png", "latency.png", "quality_vs_cost.png"):
+    assert (
+        "## Answers by question type (exact_match, f1, rouge_l, semantic_similarity)"
+        in (out / "report.md").read_text()
+    )
+    assert all(q["rouge_l"] is not None and q["semantic"] is not None for q in per_question)
+    for plot in ("recall_at_k.png", "latency.png", "quality_vs_cost.png", "answer_quality.png"):
         assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # An unchanged corpus reuses its index.
     assert main([*argv[:-1], "--strategies", "naive", "--json"]) == 0

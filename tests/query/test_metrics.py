@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import ClassVar
 
+import numpy as np
 import pytest
 
 from graphunified_query.evaluation.metrics import (
@@ -13,6 +16,8 @@ from graphunified_query.evaluation.metrics import (
     percentile,
     recall_at_k,
     reciprocal_rank,
+    rouge_l,
+    semantic_similarity,
     token_f1,
 )
 
@@ -59,3 +64,38 @@ def test_percentile_interpolates() -> None:
     assert percentile([10, 20, 30, 40], 50) == 25
     assert percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95) == pytest.approx(9.55)
     assert percentile([], 95) == 0.0
+
+
+def test_rouge_l_is_the_longest_common_subsequence_f_measure() -> None:
+    # "thomas hale founded mill in 1862" (6 tokens) vs "thomas hale": LCS 2, P 2/6, R 1 -> 0.5
+    assert rouge_l("Thomas Hale founded the mill in 1862.", ["Thomas Hale"]) == pytest.approx(0.5)
+    # "cat sat on mat" vs "cat was on mat" (articles dropped): LCS "cat on mat" 3, P = R = 3/4
+    assert rouge_l("The cat sat on the mat", ["the cat was on a mat"]) == pytest.approx(0.75)
+    # order matters, unlike token F1: LCS of "mat on cat" and "cat on mat" is 1 -> 1/3
+    assert rouge_l("mat on cat", ["cat on mat"]) == pytest.approx(1 / 3)
+    assert token_f1("mat on cat", ["cat on mat"]) == 1.0
+    assert rouge_l("", ["cat"]) == 0.0 and rouge_l("dog", []) == 0.0
+
+
+class _TableEmbedder:
+    """Fixed unit vectors, so the cosines can be worked out by hand."""
+
+    model_name, dimension = "table", 2
+    TABLE: ClassVar[dict[str, tuple[float, float]]] = {
+        "Thomas Hale": (1.0, 0.0),
+        "T. Hale": (0.6, 0.8),
+        "Eleanor": (0.0, 1.0),
+        "no one": (-1.0, 0.0),
+    }
+
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
+        return np.array([self.TABLE[t] for t in texts])
+
+
+def test_semantic_similarity_is_the_best_cosine_with_the_configured_embedder() -> None:
+    embedder = _TableEmbedder()
+    # cos((1, 0), (0.6, 0.8)) = 0.6 and cos((1, 0), (0, 1)) = 0: the best gold answer counts
+    assert semantic_similarity(embedder, "Thomas Hale", ["Eleanor", "T. Hale"]) == pytest.approx(0.6)  # type: ignore[arg-type]
+    # an opposite answer is clipped to 0, not negative
+    assert semantic_similarity(embedder, "no one", ["Thomas Hale"]) == 0.0  # type: ignore[arg-type]
+    assert semantic_similarity(embedder, "", ["Thomas Hale"]) == 0.0  # type: ignore[arg-type]

@@ -121,3 +121,15 @@ def test_a_relation_chain_is_a_bridge_question(router: Router, question: str, cu
 
 def test_a_plain_lookup_is_not_a_relation_chain(router: Router) -> None:
     assert router.route("Who founded the Hale Mill?", ALL).features["rule"] != "relation_chain"
+
+
+@pytest.mark.parametrize(
+    ("question", "quoted"),
+    [
+        ("Who founded the Hale Mill, and what happened to it in the flood of 1894?", '"the flood of 1894"'),
+        ("Who is the director of film Jump for Glory?", '"the director of film Jump for Glory"'),
+        ("What is the population of the state where Millbrook lies?", '"the population of the state where"'),
+    ],
+)
+def test_the_reason_quotes_whole_words_and_names(router: Router, question: str, quoted: str) -> None:
+    assert quoted in router.route(question, ALL).reason
