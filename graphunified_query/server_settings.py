@@ -7,12 +7,12 @@ bounded so one client cannot hold the service.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from graphunified_query.settings_section import Section
 
 
-class ServerSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ServerSettings(Section):
     allowed_hosts: tuple[str, ...] = Field(
         ("localhost", "127.0.0.1", "::1"),
         description="Host header names the service answers (any port); add the name clients use when "

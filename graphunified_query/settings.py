@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from graphunified_query.risk import RiskLevel
+from graphunified_query.llm_settings import LLMSettings, ModelPrice, default_prices
+from graphunified_query.query_settings import QuerySettings
 from graphunified_query.server_settings import ServerSettings
 from graphunified_query.settings_file import closest_key, prepare
+from graphunified_query.settings_section import Section
 
 ENV_PREFIX = "GRAPHUNIFIED__"
 SETTINGS_FILE_NAME = "settings.yaml"
@@ -27,11 +29,7 @@ class SettingsError(ValueError):
     """A settings file or variable is invalid; the message names it and says what to change."""
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ChunkingSettings(_Section):
+class ChunkingSettings(Section):
     size: int = Field(
         512,
         ge=16,
@@ -54,7 +52,7 @@ class ChunkingSettings(_Section):
         return self
 
 
-class EmbeddingSettings(_Section):
+class EmbeddingSettings(Section):
     provider: Literal["auto", "local", "voyage"] = Field(
         "auto", description="'auto' uses Voyage when VOYAGE_API_KEY is set, else the embedded MiniLM model."
     )
@@ -69,95 +67,7 @@ class EmbeddingSettings(_Section):
     timeout_seconds: float = Field(60.0, gt=0, description="Timeout of one Voyage request.")
 
 
-class LLMSettings(_Section):
-    provider: str = Field(
-        "auto",
-        description="'auto' uses Claude when ANTHROPIC_API_KEY is set, else the embedded defaults; "
-        "'offline', 'anthropic', 'openai_compatible' (the server at llm.openai_base_url, e.g. Ollama, "
-        "vLLM, llama.cpp), or any provider registered in providers/registry.py.",
-    )
-    model: str = Field(
-        "claude-sonnet-4-5", description="Model name as the provider knows it ('llama3.1:8b' for Ollama)."
-    )
-    base_url: str | None = Field(None, description="Override the Anthropic endpoint (tests, proxies).")
-    openai_base_url: str | None = Field(
-        None,
-        description="OpenAI-compatible endpoint up to /v1, e.g. http://127.0.0.1:11434/v1 (Ollama); "
-        "a key, if the server needs one, comes from OPENAI_API_KEY.",
-    )
-    openai_structured_output: Literal["auto", "tools", "json", "json_schema"] = Field(
-        "auto",
-        description="How structured output is asked of an OpenAI-compatible server: function calling "
-        "('tools'), JSON mode with the schema in the prompt ('json'), response_format json_schema "
-        "(grammar-constrained decoding in llama.cpp server, vLLM, Ollama >= 0.5; 'json_schema'), or "
-        "tools falling back to JSON mode when the server refuses them ('auto').",
-    )
-    llm_reports: bool = Field(
-        True, description="Write community reports with the LLM; false: extractive reports, no report calls."
-    )
-    max_tokens: int = Field(
-        4096,
-        ge=16,
-        description="Longest reply of one extraction or report call (small for tiny local models).",
-    )
-    max_gleanings: int = Field(
-        1, ge=0, le=5, description="Extra 'what was missed?' extraction turns per chunk (GraphRAG gleaning)."
-    )
-    requests_per_minute: int = Field(50, ge=1, description="Rate limit: LLM requests per minute.")
-    tokens_per_minute: int = Field(400_000, ge=1000, description="Rate limit: input tokens per minute.")
-    max_retries: int = Field(6, ge=0, description="Retries of a failed LLM call (429, 5xx, timeouts).")
-    retry_base_seconds: float = Field(
-        1.0,
-        gt=0,
-        description="First backoff step; each retry doubles it (with jitter) unless retry-after says so.",
-    )
-    timeout_seconds: float = Field(120.0, gt=0, description="Timeout of one LLM call.")
-    use_batches: bool = Field(False, description="Message Batches API for bulk extraction (half price).")
-    batch_poll_seconds: float = Field(30.0, gt=0, description="How often a submitted batch is checked.")
-    budget_usd: float | None = Field(None, ge=0, description="Stop cleanly before spending more than this.")
-    concurrency: int = Field(4, ge=1, description="Parallel LLM calls within one run.")
-
-    @model_validator(mode="after")
-    def _openai_endpoint(self) -> LLMSettings:
-        if self.provider != "auto":  # the default needs no registry (imported late: it is a provider)
-            from graphunified_query.providers.registry import provider_names
-
-            self._known_provider(provider_names())
-        if self.provider == "openai_compatible" and not self.openai_base_url:
-            raise ValueError(
-                "llm.provider 'openai_compatible' needs llm.openai_base_url, e.g. "
-                "http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8000/v1 (vLLM, llama.cpp server)"
-            )
-        return self
-
-    def _known_provider(self, names: tuple[str, ...]) -> None:
-        if self.provider not in names:
-            raise ValueError(
-                f"llm.provider {self.provider!r} is not a known provider; use one of {', '.join(names)}"
-            )
-
-
-class ModelPrice(_Section):
-    """US dollars per million tokens."""
-
-    input: float = Field(description="Input tokens.")
-    output: float = Field(description="Output tokens.")
-    cache_read: float = Field(description="Input tokens read from the prompt cache.")
-    cache_write: float = Field(description="Input tokens written to the prompt cache.")
-
-
-def _default_prices() -> dict[str, ModelPrice]:
-    return {
-        "claude-sonnet-4-5": ModelPrice(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75),
-        "claude-haiku-4-5": ModelPrice(input=1.0, output=5.0, cache_read=0.10, cache_write=1.25),
-        "claude-opus-4-1": ModelPrice(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75),
-        # Older ids still named in configurations (Anthropic's list prices).
-        "claude-3-5-sonnet-20241022": ModelPrice(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75),
-        "claude-3-5-haiku-20241022": ModelPrice(input=0.80, output=4.0, cache_read=0.08, cache_write=1.0),
-    }
-
-
-class ExtractionSettings(_Section):
+class ExtractionSettings(Section):
     entity_types: tuple[str, ...] = Field(
         ("PERSON", "ORGANIZATION", "LOCATION", "EVENT", "PRODUCT", "CONCEPT", "DATE"),
         description="Entity types extraction keeps (the LLM is told them; spaCy labels map onto them).",
@@ -177,7 +87,7 @@ class ExtractionSettings(_Section):
     )
 
 
-class GraphSettings(_Section):
+class GraphSettings(Section):
     synonym_threshold: float = Field(
         0.8, gt=0, le=1, description="Cosine of entity-name embeddings above which a synonym edge is added."
     )
@@ -201,90 +111,7 @@ class GraphSettings(_Section):
     bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalization (rank-bm25's default).")
 
 
-class GenerationSettings(_Section):
-    """The answer call; unset values fall back to llm.model and query.answer_max_tokens."""
-
-    model: str | None = Field(None, description="Model that writes answers (default: llm.model).")
-    max_tokens: int | None = Field(
-        None, ge=16, description="Longest answer (default: query.answer_max_tokens)."
-    )
-    temperature: float | None = Field(
-        None, ge=0.0, le=2.0, allow_inf_nan=False, description="Sampling temperature of answers (default 0)."
-    )
-
-
-class QuerySettings(_Section):
-    top_k: int = Field(
-        10,
-        ge=1,
-        le=1000,
-        description="Most contexts a query returns (a hard cap; link expansion fits inside).",
-    )
-    default_strategy: str = Field(
-        "auto", description="Strategy of a request that names none: a registered name, or auto (routed)."
-    )
-    generation: GenerationSettings = GenerationSettings()
-    context_window: int = Field(
-        8000,
-        ge=256,
-        description="Tokens of the answer prompt: contexts plus the reserved system and query parts.",
-    )
-    answer_max_tokens: int = Field(1024, ge=64, description="Longest answer Claude may write.")
-    map_concurrency: int = Field(4, ge=1, description="Parallel map calls of global search.")
-    cache_ttl_seconds: float = Field(
-        300.0, ge=0, description="How long a cached retrieval is reused for the same query (0: no cache)."
-    )
-    # The context pipeline between retrieval and generation (graphunified_query.context); every
-    # field below can be overridden per call (`ask(..., max_risk_level="high")`, `--param`).
-    max_risk_level: RiskLevel = Field(
-        "medium", description="Contexts from chunks flagged above this level are left out of the prompt."
-    )
-    show_risky: bool = Field(
-        False, description="Admin/debug: keep every context whatever its risk, with the risk marked."
-    )
-    source_type: tuple[str, ...] = Field(
-        (), description="Only contexts from these document types (md, txt, pdf, jsonl); empty: any."
-    )
-    has_code: bool | None = Field(
-        None, description="True: only contexts containing code; False: only those without; None: any."
-    )
-    document_ids: tuple[str, ...] = Field((), description="Only contexts from these documents; empty: any.")
-    section_prefix: str = Field(
-        "", description="Only contexts whose section path starts with this, e.g. 'Guide > Install'."
-    )
-    link_expansion: bool = Field(
-        True, description="Add chunks linked from a hit (Markdown/wiki links, the same section's neighbours)."
-    )
-    max_expanded_per_hit: int = Field(2, ge=0, description="Linked chunks one hit may add.")
-    max_total_expanded: int = Field(16, ge=0, description="Linked chunks added per query in all.")
-    expansion_decay: float = Field(
-        0.9, gt=0, le=1, description="A linked chunk's score: this times its hit's."
-    )
-    reserved_system_tokens: int = Field(
-        1000, ge=0, description="Part of context_window kept for the system prompt (instructions)."
-    )
-    reserved_query_tokens: int = Field(
-        256, ge=0, description="Part of context_window kept for the question and the prompt's framing."
-    )
-
-    @field_validator("source_type", "document_ids", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        # `--param source_type=md` arrives as a plain string; a lone value means a list of one.
-        return (value,) if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def _room_for_contexts(self) -> QuerySettings:
-        if self.reserved_system_tokens + self.reserved_query_tokens >= self.context_window:
-            raise ValueError(
-                f"query.reserved_system_tokens ({self.reserved_system_tokens}) + "
-                f"query.reserved_query_tokens ({self.reserved_query_tokens}) must leave room in "
-                f"query.context_window ({self.context_window})"
-            )
-        return self
-
-
-class RiskSettings(_Section):
+class RiskSettings(Section):
     """Index-time risk flags of chunks (graphunified_assets.lib.risk).
 
     A change applies to documents indexed after it; unchanged documents keep their flags until
@@ -303,7 +130,7 @@ class RiskSettings(_Section):
     )
 
 
-class StorageSettings(_Section):
+class StorageSettings(Section):
     input_dir: Path = Field(
         Path("data/sample"), description="Folder the sensor and `index` read documents from."
     )
@@ -328,14 +155,14 @@ class StorageSettings(_Section):
         return value
 
 
-class LoggingSettings(_Section):
+class LoggingSettings(Section):
     format: Literal["text", "json"] = Field(
         "text", description="'json': one JSON object per line from `index` and from Dagster runs' logs."
     )
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Lowest level logged.")
 
 
-class AutomationSettings(_Section):
+class AutomationSettings(Section):
     refresh_cron: str = Field(
         "0 3 * * *", description="When the `nightly_refresh` schedule rebuilds the global stage (cron)."
     )
@@ -345,14 +172,14 @@ class AutomationSettings(_Section):
     )
 
 
-class Settings(_Section):
+class Settings(Section):
     """Everything configurable in Graph-Unified, validated on load."""
 
     chunking: ChunkingSettings = ChunkingSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     llm: LLMSettings = LLMSettings()
     prices: dict[str, ModelPrice] = Field(
-        default_factory=_default_prices, description="US dollars per million tokens, by llm.model name."
+        default_factory=default_prices, description="US dollars per million tokens, by llm.model name."
     )
     extraction: ExtractionSettings = ExtractionSettings()
     graph: GraphSettings = GraphSettings()
