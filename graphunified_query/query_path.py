@@ -7,7 +7,7 @@ matching contexts come back whenever the index holds them (not for a strategy wh
 not grow with the depth asked, `Strategy.deepens`: graphrag_global would repeat its LLM map).
 A strategy whose candidates stop growing (a graph walk reaches only the question's neighbourhood;
 global search answers with community reports no one document backs) can still leave places empty
-under a filter. Those are filled from the dense passage search inside the filter, ranked below
+under a metadata filter. Those are filled from the dense passage search inside the filter, ranked below
 everything the strategy found (``metadata["fill"]``), as the graph strategies already fall back to
 dense search when no entity matches: ``top_k`` matching contexts come back whenever the index
 holds them, whatever the strategy. ``top_k`` is then a hard cap on what is returned: link
@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from graphunified_query.context.filters import ContextFilter
 from graphunified_query.context.pipeline import ContextPipeline, PreparedContext
 from graphunified_query.providers.cost import Usage
 from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
@@ -62,7 +63,9 @@ def run_path(
 ) -> PathOutcome:
     """``fill``: the dense passage search that fills places a filter left empty (None: no fill)."""
     spent, kept, removed, depth = _filtered(retriever, pipeline, question, top_k, params, query, deepens)
-    if removed and len(kept) < top_k and fill is not None:
+    # Only a metadata filter narrows the search to a part the strategy may not reach; what the
+    # risk filter drops alone is left out, not replaced by passages the strategy did not find.
+    if len(kept) < top_k and fill is not None and removed and ContextFilter.from_settings(query).narrows:
         _, filler, _, _ = _filtered(fill, pipeline, question, top_k, {}, query, True)
         kept = [*kept, *_ranked_below(kept, filler, top_k - len(kept))]
     prepared = pipeline.finish(kept[:top_k], query, raw_hits=len(spent.results), removed=removed, top_k=top_k)

@@ -49,6 +49,11 @@ class ContextFilter:
             return "has_code"
         return None
 
+    @property
+    def narrows(self) -> bool:
+        """A metadata filter is set: the search space is part of the index, not all of it."""
+        return bool(self.source_type or self.document_ids or self.section_prefix) or self.has_code is not None
+
     def applied(self) -> dict[str, Any]:
         """The filters in force, for the answer's metadata (unset metadata filters left out)."""
         applied: dict[str, Any] = {"max_risk_level": self.max_risk_level, "show_risky": self.show_risky}
