@@ -21,7 +21,11 @@ class GenerationSettings(Section):
         None, ge=16, description="Longest answer (default: query.answer_max_tokens)."
     )
     temperature: float | None = Field(
-        None, ge=0.0, le=2.0, allow_inf_nan=False, description="Sampling temperature of answers (default 0)."
+        0.3,
+        ge=0.0,
+        le=2.0,
+        allow_inf_nan=False,
+        description="Sampling temperature of answers (the specification's 0.3; null: the model's own).",
     )
 
 

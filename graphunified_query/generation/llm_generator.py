@@ -49,12 +49,12 @@ class LLMGenerator:
         temperature: float | None = None,
     ) -> GeneratedAnswer:
         """``model``, ``max_tokens``, ``temperature``: this call's overrides of `query.generation`
-        (whose unset values fall back to the LLM's model, `query.answer_max_tokens` and 0)."""
+        (whose unset model and max_tokens fall back to the LLM's model and `query.answer_max_tokens`)."""
         generation = self.settings.generation
         model = model or generation.model
         max_tokens = max_tokens or generation.max_tokens
         if temperature is None:
-            temperature = generation.temperature or 0.0
+            temperature = generation.temperature
         contexts = pack_contexts(results, context_budget(self.settings), framed(self.count))
         if not contexts:  # nothing to ground an answer in: no call, no cost
             return GeneratedAnswer(DONT_KNOW, contexts, supported=False)
