@@ -105,10 +105,6 @@ def _run_one(
     return run
 
 
-def _tokens(usage: Any) -> int:
-    return usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-
-
 def terminal_progress(done: int, total: int, label: str) -> None:
     """A one-line progress bar on stderr."""
     width = 30
