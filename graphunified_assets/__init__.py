@@ -1,0 +1,10 @@
+"""The indexing pipeline (Dagster assets, CLI, builds).
+
+LanceDB's Rust core logs through env_logger, read once when `lancedb` is first imported: every new
+table it creates printed "No existing dataset at …, it will be created" (a WARN) on a new user's
+console during `index`. Errors still show; ``LANCEDB_LOG`` set by the user wins.
+"""
+
+import os
+
+os.environ.setdefault("LANCEDB_LOG", "error")
