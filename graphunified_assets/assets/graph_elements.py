@@ -5,11 +5,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.lib.graph_elements import build_graph_elements
+from graphunified_assets.lib.resolution_pairs import PairMemory
 from graphunified_assets.observability import llm_usage, markdown_table, numeric, stage_timing
 from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import write_table_atomic
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
+
+PAIR_MEMORY = "resolution_pairs.json.gz"  # in the home's cache folder: deleting it costs one full resolution
 
 
 def _table_spec(name: str, description: str) -> dg.AssetSpec:
@@ -40,13 +43,17 @@ def graph_elements(
     rows = extractions.filter(pc.is_in(extractions.column("document_id"), live)).to_pylist()
     embedder = graphunified.embedder()
     summarizer = graphunified.summarizer()
+    layout = graphunified.layout
+    # Candidate pairs of the last build: an update compares only new and changed names.
+    memory = PairMemory.load(layout.cache / PAIR_MEMORY, {"model": embedder.model_name})
     elements = build_graph_elements(
         rows,
         summarize_above=graphunified.settings.extraction.summarize_above_fragments,
         embed=lambda texts: embedder.embed(texts),  # name neighbours for resolution; cached
         summarize=summarizer,
+        memory=memory,
     )
-    layout = graphunified.layout
+    memory.save(layout.cache / PAIR_MEMORY)
     for name, table in (
         (ENTITIES, elements.entities),
         (RELATIONSHIPS, elements.relationships),
@@ -66,6 +73,7 @@ def graph_elements(
                     "rows": elements.entities.num_rows,
                     "documents": len(live),
                     "mentions_merged": sum(elements.merges.values()),
+                    **memory.work,  # what resolution compared this run (new names only on updates)
                     **merges,
                 }
             ),

@@ -23,6 +23,7 @@ from graphunified_assets.lib.resolution import (
     resolve_entities,
     summarize_descriptions,
 )
+from graphunified_assets.lib.resolution_pairs import PairMemory
 from graphunified_query.tables import ENTITIES_SCHEMA, FACTS_SCHEMA, RELATIONSHIPS_SCHEMA, stable_int_id
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -51,14 +52,16 @@ def build_graph_elements(
     summarize_above: int,
     embed: Embed | None = None,
     summarize: Summarize | None = None,
+    memory: PairMemory | None = None,
 ) -> GraphElements:
-    """``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document."""
+    """``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document; ``memory``
+    carries resolution's candidate pairs from the last build (an update compares only new names)."""
     mentions = [
         EntityMention(e["name"], e["type"], e["description"], row["chunk_id"])
         for row in rows
         for e in row["entities"]
     ]
-    resolution = resolve_entities(mentions, embed=embed)
+    resolution = resolve_entities(mentions, embed=embed, memory=memory)
     edges = _aggregate_edges(rows, resolution)
     degree: Counter[str] = Counter()
     for source, target in edges:

@@ -43,17 +43,22 @@ def markers(norm: str) -> tuple[str, ...]:
     return tuple(sorted(t for t in norm.split() if _MARKER.match(t)))
 
 
-def fuzzy_pairs(names: Sequence[str], *, threshold: float) -> list[tuple[int, int]]:
-    """Index pairs of near-identical names (typos, spacing), blocked by the first two letters of the
-    name and of its last word so each comparison matrix stays small."""
+def fuzzy_blocks(names: Sequence[str]) -> dict[str, list[int]]:
+    """Indexes of the names sharing the first two letters of the name or of its last word; names
+    shorter than five characters are left out (too short to tell a typo from another name)."""
     blocks: dict[str, set[int]] = defaultdict(set)
     for i, name in enumerate(names):
         if len(name) >= _MIN_FUZZY_CHARS:
             blocks["a" + name[:2]].add(i)
             blocks["z" + name.split()[-1][:2]].add(i)
+    return {key: sorted(blocks[key]) for key in sorted(blocks)}
+
+
+def fuzzy_pairs(names: Sequence[str], *, threshold: float) -> list[tuple[int, int]]:
+    """Index pairs of near-identical names (typos, spacing), blocked (`fuzzy_blocks`) so each
+    comparison matrix stays small."""
     pairs: set[tuple[int, int]] = set()
-    for key in sorted(blocks):
-        members = sorted(blocks[key])
+    for members in fuzzy_blocks(names).values():
         if len(members) < 2:
             continue
         scores = process.cdist(

@@ -26,6 +26,7 @@ from graphunified_assets.lib.name_matching import (
     normalize_name,
     short_name_pairs,
 )
+from graphunified_assets.lib.resolution_pairs import PairMemory
 
 __all__ = ["EntityMention", "Resolution", "ResolvedEntity", "resolve_entities", "summarize_descriptions"]
 
@@ -81,7 +82,10 @@ def resolve_entities(
     fuzzy_threshold: float = 92.0,
     embed_threshold: float = 0.92,
     embed_neighbours: int = 5,
+    memory: PairMemory | None = None,
 ) -> Resolution:
+    """``memory`` remembers the candidate pairs of earlier builds: only pairs involving new or
+    changed names are computed (`resolution_pairs`), with the same result as without it."""
     groups = _group(mentions)
     keys = sorted(groups)
     parent = list(range(len(keys)))
@@ -107,12 +111,21 @@ def resolve_entities(
         by_type[type_].append(i)
     for type_, members in sorted(by_type.items()):
         norms = [keys[i][0] for i in members]
-        merges["fuzzy"] += union(
-            (members[a], members[b]) for a, b in fuzzy_pairs(norms, threshold=fuzzy_threshold)
+        found = (
+            memory.fuzzy_pairs(type_, norms, threshold=fuzzy_threshold)
+            if memory is not None
+            else fuzzy_pairs(norms, threshold=fuzzy_threshold)
         )
+        merges["fuzzy"] += union((members[a], members[b]) for a, b in found)
         if embed is not None:
             labels = [groups[keys[i]].surfaces.most_common(1)[0][0] for i in members]
-            found = embedding_pairs(labels, embed, threshold=embed_threshold, neighbours=embed_neighbours)
+            found = (
+                memory.embedding_pairs(
+                    type_, norms, labels, embed, threshold=embed_threshold, neighbours=embed_neighbours
+                )
+                if memory is not None
+                else embedding_pairs(labels, embed, threshold=embed_threshold, neighbours=embed_neighbours)
+            )
             # Distinct people's names embed close together, and numbers barely move an embedding.
             found = [(a, b) for a, b in found if type_ != "PERSON" and markers(norms[a]) == markers(norms[b])]
             merges["embedding"] += union((members[a], members[b]) for a, b in found)
