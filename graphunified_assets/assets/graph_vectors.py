@@ -1,10 +1,20 @@
-"""`graph_vectors`: LanceDB indexes of entities, relationships and facts for the graph retrievers."""
+"""`graph_vectors`: LanceDB indexes of entities, relationships and facts for the graph retrievers.
+
+Each table streams through in slices of ``SLICE_ROWS``: rows are read, embedded (each distinct
+text once; unchanged texts from the embedding cache) and written to LanceDB slice by slice, so the
+step holds one slice's Python rows and vectors instead of every row of the three tables (the
+12.6K-passage build's peak). Only tables large enough for inverted lists keep their whole float32
+matrix, which the lists are built from.
+"""
+
+from collections.abc import Iterator
 
 import dagster as dg
 import lancedb
 import numpy as np
 import pyarrow as pa
 
+from graphunified_assets.lib.distinct_embedding import embed_rows
 from graphunified_assets.lib.relationship_vectors import relationship_text, relationship_vectors
 from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change
@@ -12,6 +22,7 @@ from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes import ivf
 from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.parquet_store import read_table
+from graphunified_query.providers import CachedEmbedder
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
 
 # What each row is embedded as: the name carries the match, the description the context.
@@ -21,6 +32,7 @@ _TEXTS = {
     FACTS: lambda row: row["text"],
 }
 VECTOR_TABLES = {ENTITIES: "entity_vectors", RELATIONSHIPS: "relationship_vectors", FACTS: "fact_vectors"}
+SLICE_ROWS = 16_384  # rows per slice: ~25 MB of vectors, a few tens of MB of Python rows
 
 
 @dg.asset(
@@ -37,36 +49,31 @@ def graph_vectors(
     embedder = graphunified.embedder()
     db = lancedb.connect(str(graphunified.layout.lancedb))
     metadata: dict[str, object] = {"model": embedder.model_name}
+    calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
+    counter = _Counter(embedder)
     for source, target in VECTOR_TABLES.items():
         table = read_table(graphunified.layout.table_path(source))
-        rows = table.to_pylist()
-        texts = [_TEXTS[source](row) for row in rows]
-        if not texts:
-            vectors = np.zeros((0, embedder.dimension), np.float32)
-        elif source == RELATIONSHIPS:
-            vectors = relationship_vectors(rows, embedder.embed)
-        else:
-            vectors = embedder.embed(texts)
-        dimension = vectors.shape[1] if len(texts) else embedder.dimension  # cached rows fix the size
-        flat = pa.array(vectors.astype(np.float32).ravel(), pa.float32())
-        indexed = pa.table(
-            {
-                "id": table.column("id"),
-                "text": pa.array(texts, pa.string()),
-                "vector": pa.FixedSizeListArray.from_arrays(flat, dimension),
-                "model": pa.array([embedder.model_name] * len(texts), pa.string()),
-            }
-        )
-        db.create_table(target, data=indexed, mode="overwrite")
+        keep_matrix = table.num_rows >= ivf.MIN_ROWS
+        matrix = _write(db, target, _slices(table, source, counter, embedder.model_name), keep_matrix)
+        if matrix is None:  # no rows: an empty table of the model's size
+            empty = np.zeros((0, embedder.dimension), np.float32)
+            db.create_table(target, data=_batch(pa.array([], pa.string()), [], empty, ""), mode="overwrite")
         lists_path = graphunified.layout.index_path(ivf.ivf_file(target))
-        if indexed.num_rows >= ivf.MIN_ROWS:
-            ivf.save(lists_path, ivf.build(vectors, table.column("id").to_pylist()))
-            metadata[f"{target}_lists"] = round(ivf.LISTS_PER_SQRT_ROWS * indexed.num_rows**0.5)
+        if keep_matrix:
+            ivf.save(lists_path, ivf.build(matrix, table.column("id").to_pylist()))
+            metadata[f"{target}_lists"] = round(ivf.LISTS_PER_SQRT_ROWS * table.num_rows**0.5)
         else:
             lists_path.unlink(missing_ok=True)  # small tables are searched exactly
-        metadata[target] = indexed.num_rows
-        context.log.info(f"{target}: {indexed.num_rows} rows")
-    metadata["texts_embedded"] = embedder.texts_embedded
+        metadata[target] = table.num_rows
+        context.log.info(f"{target}: {table.num_rows} rows")
+    metadata.update(
+        {
+            "texts_requested": counter.requested,  # one per row (three per relationship)
+            "texts_distinct": counter.distinct,  # what reached the cache, once per slice
+            "texts_embedded": embedder.texts_embedded - embedded_before,  # what the model computed
+            "provider_calls": embedder.provider_calls - calls_before,
+        }
+    )
     layout = graphunified.layout
     manifest = write_manifest(
         layout.index_path("graph_vectors"),
@@ -76,3 +83,73 @@ def graph_vectors(
     metadata["built_from"] = dg.MetadataValue.json(manifest["built_from"])
     metadata.update(stage_timing())
     return dg.MaterializeResult(metadata=metadata)
+
+
+class _Counter:
+    """The embedder as the slices call it, counting the texts they ask for."""
+
+    def __init__(self, embedder: CachedEmbedder) -> None:
+        self.embedder = embedder
+        self.requested = 0
+        self.distinct = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.distinct += len(texts)
+        return self.embedder.embed(texts)
+
+
+def _write(
+    db: lancedb.DBConnection,
+    target: str,
+    slices: Iterator[tuple[pa.RecordBatch, np.ndarray]],
+    keep_matrix: bool,
+) -> np.ndarray | None:
+    """Streams the slices into one new version of ``target``; returns every vector when
+    ``keep_matrix`` (inverted lists are built from it), else only the first slice's, or None
+    when there are no rows."""
+    first = next(slices, None)
+    if first is None:
+        return None
+    kept = [first[1]]
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        yield first[0]
+        for batch, vectors in slices:
+            if keep_matrix:
+                kept.append(vectors)
+            yield batch
+
+    db.create_table(
+        target, data=pa.RecordBatchReader.from_batches(first[0].schema, batches()), mode="overwrite"
+    )
+    return np.vstack(kept) if len(kept) > 1 else kept[0]
+
+
+def _slices(
+    table: pa.Table, source: str, counter: _Counter, model: str
+) -> Iterator[tuple[pa.RecordBatch, np.ndarray]]:
+    """(LanceDB batch, its float32 vectors) per ``SLICE_ROWS`` rows of ``table``."""
+    for start in range(0, table.num_rows, SLICE_ROWS):
+        part = table.slice(start, SLICE_ROWS)
+        rows = part.to_pylist()
+        texts = [_TEXTS[source](row) for row in rows]
+        if source == RELATIONSHIPS:
+            counter.requested += 3 * len(rows)  # description, source name, target name
+            vectors = relationship_vectors(rows, counter.embed)
+        else:
+            counter.requested += len(rows)
+            vectors = embed_rows(texts, counter.embed)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        yield _batch(part.column("id").combine_chunks(), texts, vectors, model), vectors
+
+
+def _batch(ids: pa.Array, texts: list[str], vectors: np.ndarray, model: str) -> pa.RecordBatch:
+    flat = pa.array(vectors.ravel(), pa.float32())
+    return pa.RecordBatch.from_pydict(
+        {
+            "id": ids,
+            "text": pa.array(texts, pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]),
+            "model": pa.array([model] * len(texts), pa.string()),
+        }
+    )

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from graphunified_assets.lib.distinct_embedding import embed_distinct
+
 PAIR_WEIGHT = 0.25
 
 
@@ -31,10 +33,13 @@ def relationship_text(row: Mapping[str, str]) -> str:
 def relationship_vectors(
     rows: Sequence[Mapping[str, str]], embed: Callable[[list[str]], np.ndarray]
 ) -> np.ndarray:
-    descriptions = embed([row["description"] or relationship_text(row) for row in rows])
-    sources = _unit(embed([row["source"] for row in rows]))
-    targets = _unit(embed([row["target"] for row in rows]))
-    return _unit(_unit(descriptions) + PAIR_WEIGHT * _unit(sources + targets))
+    """One unit vector per row; each distinct description and name is embedded once."""
+    texts = [row["description"] or relationship_text(row) for row in rows]
+    descriptions, by_row = embed_distinct(texts, embed)
+    names, ends = embed_distinct([row[end] for row in rows for end in ("source", "target")], embed)
+    names = _unit(names)
+    pairs = names[ends[0::2]] + names[ends[1::2]]
+    return _unit(_unit(descriptions)[by_row] + PAIR_WEIGHT * _unit(pairs))
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

@@ -29,3 +29,41 @@ def test_pairs_from_one_sentence_get_distinct_vectors_that_match_their_full_text
     assert (full @ composed.T).argmax(axis=1).tolist() == [0, 1, 2]
     query = embedder.embed(["Who directed The Lady Takes a Sailor? Michael Curtiz"])[0]
     assert int(np.argmax(composed @ query)) == 0
+
+
+class _CountingEmbedder:
+    """The real local model behind the Embedder protocol, recording every text it is sent."""
+
+    def __init__(self) -> None:
+        self.model = LocalMiniLMEmbedder()
+        self.model_name = self.model.model_name
+        self.dimension = self.model.dimension
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str], *, kind: str = "document") -> np.ndarray:
+        self.texts.extend(texts)
+        return self.model.embed(texts)
+
+
+def test_each_distinct_description_and_name_is_embedded_once() -> None:
+    counting = _CountingEmbedder()
+    # One sentence relating three entities pairwise, and a second sentence: 4 rows, 2 descriptions.
+    rows = [
+        _row("The Lady Takes a Sailor", "Michael Curtiz"),
+        _row("The Lady Takes a Sailor", "Jane Wyman"),
+        _row("Michael Curtiz", "Jane Wyman"),
+        {**_row("Jane Wyman", "Ronald Reagan"), "description": "Jane Wyman married Ronald Reagan in 1940."},
+    ]
+    composed = relationship_vectors(rows, counting.embed)
+    assert sorted(counting.texts) == sorted(
+        {SENTENCE, "Jane Wyman married Ronald Reagan in 1940.", "The Lady Takes a Sailor"}
+        | {"Michael Curtiz", "Jane Wyman", "Ronald Reagan"}
+    )
+    # The same vectors as embedding every row's texts.
+    model = counting.model
+    descriptions = model.embed([r["description"] for r in rows])
+    ends = model.embed([r["source"] for r in rows]) + model.embed([r["target"] for r in rows])
+    ends /= np.linalg.norm(ends, axis=1, keepdims=True)
+    expected = descriptions + 0.25 * ends
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    assert np.allclose(composed, expected, atol=1e-5)
