@@ -116,6 +116,7 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     layout = graphunified.layout
     reports = read_table(layout.table_path(COMMUNITY_REPORTS))
     embedder = graphunified.embedder()
+    embedded_before = embedder.texts_embedded
     texts = [report_text(row) for row in reports.to_pylist()]
     vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension), np.float32)
     dimension = vectors.shape[1] if texts else embedder.dimension
@@ -141,7 +142,7 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
         metadata={
             "rows": table.num_rows,
             "model": embedder.model_name,
-            "texts_embedded": embedder.texts_embedded,
+            "texts_embedded": embedder.texts_embedded - embedded_before,  # this step's, not the run's
             "built_from": dg.MetadataValue.json(manifest["built_from"]),
             **stage_timing(),
         }
