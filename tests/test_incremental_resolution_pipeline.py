@@ -1,0 +1,81 @@
+"""Through `index`: adding a document resolves only its names, and the entities equal a full build's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from graphunified_assets.indexing import index
+from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.layout import HomeLayout
+from tests.conftest import SAMPLE_DOCS
+from tests.fakes.voyage_server import FakeVoyageServer
+
+ADDED = {
+    "harrow.md": "# Harrow Valley\n\nThomas Hale sold the Hale Mill to Ada Whitlock in 1890. "
+    "The River Harrow flooded Millbrook again in 1901.\n"
+}
+
+
+@pytest.fixture
+def voyage() -> Iterator[FakeVoyageServer]:
+    with FakeVoyageServer() as server:
+        yield server
+
+
+def _index(
+    home: Path, folder: Path, documents: dict[str, str], voyage: FakeVoyageServer
+) -> GraphUnifiedResource:
+    for name, text in documents.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    home.mkdir(exist_ok=True)
+    (home / "settings.yaml").write_text(
+        f"embedding:\n  provider: voyage\n  voyage_base_url: {voyage.base_url}\n"
+    )
+    resource = GraphUnifiedResource(home=str(home), input_dir=str(folder), voyage_api_key="test-key")
+    index(resource, echo=lambda _: None)
+    return resource
+
+
+def _entities(home: Path) -> list[dict[str, object]]:
+    return pq.read_table(HomeLayout.at(home).table_path("entities")).to_pylist()
+
+
+def _resolution_work() -> dict[str, int]:
+    event = dg.DagsterInstance.get().get_latest_materialization_event(dg.AssetKey("entities"))
+    assert event is not None and event.asset_materialization is not None
+    metadata = event.asset_materialization.metadata
+    return {key: int(metadata[key].value) for key in ("fuzzy_comparisons", "embedding_rows")}  # type: ignore[arg-type]
+
+
+def test_an_added_document_is_resolved_incrementally_with_a_full_builds_result(
+    tmp_path: Path, voyage: FakeVoyageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "unused"))  # `index` points it at each home
+    full = tmp_path / "full"
+    _index(full, tmp_path / "all", {**SAMPLE_DOCS, **ADDED}, voyage)
+    expected = _entities(full)
+    first_build = _resolution_work()
+
+    updated = tmp_path / "updated"
+    _index(updated, tmp_path / "some", SAMPLE_DOCS, voyage)
+    before = _entities(updated)
+    assert (HomeLayout.at(updated).cache / "resolution_pairs.json.gz").exists()
+    _index(updated, tmp_path / "some", ADDED, voyage)
+    assert _entities(updated) == expected
+    added = _resolution_work()
+    assert added["embedding_rows"] < first_build["embedding_rows"]
+    assert added["fuzzy_comparisons"] < first_build["fuzzy_comparisons"]
+
+    (tmp_path / "some" / "harrow.md").unlink()
+    _index(updated, tmp_path / "some", {}, voyage)
+    assert _entities(updated) == before
+    # No name compared again (the sample's types hold at most neighbours + 1 names, whose few
+    # neighbour rows are recomputed whole when their count changes).
+    assert _resolution_work()["fuzzy_comparisons"] == 0
