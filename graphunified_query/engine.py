@@ -9,6 +9,7 @@ what was returned and sent, and the parameters used with where each came from.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -152,13 +153,21 @@ class QueryEngine:
         engine.source = SnapshotSource(str(home) if is_object_store_uri(home) else layout_home(home), environ)
         return engine
 
-    def reloaded(self) -> QueryEngine | None:
-        """An engine over the generation published since this one was loaded (same settings,
-        models and caches), or None when it is still the current one or the engine was not
-        opened from a home. This engine is left as it is: requests running on it finish on it."""
-        if self.source is None or self._added:
+    def published_generation(self) -> int | None:
+        """The generation the home publishes now (None: not opened from a home)."""
+        if self.source is None:
             return None
-        if published_generation(self.source.home, environ=self.source.environ) == self.snapshot.generation:
+        return published_generation(self.source.home, environ=self.source.environ)
+
+    def reloaded(self, *, skip: frozenset[int] = frozenset()) -> QueryEngine | None:
+        """An engine over the generation published since this one was loaded (same settings,
+        models and caches), or None when it is still the current one, is in ``skip`` (failed to
+        load before) or the engine was not opened from a home. This engine is left as it is:
+        requests running on it finish on it."""
+        if self._added:
+            return None
+        number = self.published_generation()
+        if number is None or number == self.snapshot.generation or number in skip:
             return None
         snapshot = load_snapshot(self.source.home, environ=self.source.environ)
         if snapshot.generation == self.snapshot.generation:
@@ -229,7 +238,8 @@ class QueryEngine:
             warm = getattr(retriever, "warm", None)
             if callable(warm):
                 warm()
-        self.embedder.embed(["warm-up"], kind="query")
+        with contextlib.suppress(Exception):  # a provider down reports its own error on a real query
+            self.embedder.embed(["warm-up"], kind="query")
 
     def resolve(self, request: QueryRequest) -> ResolvedRequest:
         return resolve(request, self.registry, self.settings)
@@ -297,6 +307,7 @@ class QueryEngine:
         contexts = outcome.prepared.results
         metadata = {
             "strategy": strategy,
+            "generation": self.snapshot.generation,  # the published index generation that answered
             **routing,
             "requested_strategy": resolved.strategy,
             **outcome.costs(answer),

@@ -31,6 +31,10 @@ class QueryVectors:
     def __len__(self) -> int:
         return len(self._vectors)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+
     def embed(self, embedder: Embedder, query: str) -> np.ndarray:
         key = f"{embedder.model_name}\n{query}"
         with self._lock:

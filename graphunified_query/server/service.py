@@ -43,6 +43,22 @@ class QueryService:
         self._clock = clock
         self._checked = clock()
         self._check_every = engine.settings.server.reload_check_seconds
+        self._failed: frozenset[int] = frozenset()  # generations that did not load: not retried
+
+    def warm_router(self) -> threading.Thread:
+        """Load the router's spaCy pipeline in the background: it takes seconds, which the server
+        should not wait for before answering, and only ``auto`` needs it (a request routed before
+        it is loaded waits for it)."""
+
+        def warm() -> None:
+            try:
+                self.engine.router.warm()
+            except Exception as error:  # a routed request reports it; the server keeps serving
+                log.warning("the router's language model did not load: %s", error)
+
+        thread = threading.Thread(target=warm, name="warm-router", daemon=True)
+        thread.start()
+        return thread
 
     def current(self) -> QueryEngine:
         """The engine of the newest published generation. A request takes it once and keeps it, so
@@ -53,7 +69,7 @@ class QueryService:
             return engine
         try:
             self._checked = self._clock()
-            newer = engine.reloaded()
+            newer = engine.reloaded(skip=self._failed)
             if newer is not None:
                 _build_retrievers(newer)
                 self.engine = newer
@@ -61,6 +77,8 @@ class QueryService:
                     "serving generation %s (was %s)", newer.snapshot.generation, engine.snapshot.generation
                 )
         except Exception as error:  # a half-published or damaged generation: keep serving the old one
+            failed = _quietly(engine.published_generation)
+            self._failed |= {failed} if failed is not None else set()
             log.warning(
                 "kept generation %s: the new one did not load (%s)", engine.snapshot.generation, error
             )
@@ -116,6 +134,13 @@ class QueryService:
                 ("params",), str(error), _value_at(request.model_dump(), ("params",))
             ) from None
         return response.as_dict()
+
+
+def _quietly(read: Callable[[], int | None]) -> int | None:
+    try:
+        return read()
+    except Exception:  # the pointer itself is unreadable: nothing to remember
+        return None
 
 
 def _build_retrievers(engine: QueryEngine) -> None:
