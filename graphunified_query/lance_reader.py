@@ -7,6 +7,7 @@ in the middle of a query. A generation mapped from the snapshot cache opens no t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -33,6 +34,14 @@ class LanceTables:
                 self._db = self.generation.lance_connect()
             self._tables[name] = _open(self._db, name, self.generation, self.hint)
         return self._tables[name]
+
+    def fingerprint(self, name: str) -> str:
+        """The table's version and its data files' names and sizes (a local table): a file
+        truncated or deleted since the cache was written changes it, so the cache is not used
+        and the damage is read, and named, as without a cache."""
+        folder = Path(self.generation.lance_location(name)) / "data"
+        files = sorted((f.name, f.stat().st_size) for f in folder.iterdir()) if folder.is_dir() else []
+        return f"{self.generation.lance_location(name)}|{self.version(name)}|{files}"
 
     def version(self, name: str) -> int:
         recorded = self.generation.lance_version(name)

@@ -151,7 +151,7 @@ def _read(generation: PublishedFiles) -> Snapshot:
         cache,
         generation.number,
         CHUNK_VECTORS,
-        cache_key(generation.lance_location(CHUNK_VECTORS), lance.version(CHUNK_VECTORS)),
+        cache_key(lance.fingerprint(CHUNK_VECTORS)),
         lambda: lance.scan(CHUNK_VECTORS, exclude=("vector",)),
     )
     model = _single_model(chunk_columns, CHUNK_VECTORS)
@@ -212,8 +212,7 @@ def _mapped(
     """The table's vectors in ``ids`` order (grouped by inverted list with ``lists``), mapped from
     the snapshot cache; read from LanceDB and written there on a generation's first load."""
     order = lists.ids_digest + str(len(lists.rows)) if lists is not None else "rows"
-    location = lance.generation.lance_location(name)
-    key = cache_key(location, lance.version(name), ivf.ids_digest(ids), order)
+    key = cache_key(lance.fingerprint(name), ivf.ids_digest(ids), order)
 
     def build() -> tuple[np.ndarray, str]:
         read = lance.scan(name, columns=("id", "vector", "model"))
