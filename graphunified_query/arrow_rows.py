@@ -19,8 +19,8 @@ class ArrowRows(Sequence["ArrowRow"]):
     """The rows of one table; ``rows[i]`` is a read-only mapping of row ``i``'s columns."""
 
     def __init__(self, table: pa.Table, hot: Sequence[str] = ()) -> None:
-        self._table = table.combine_chunks()
-        self._arrays = {name: self._table.column(name).combine_chunks() for name in self._table.column_names}
+        self._table = table
+        self._arrays = {name: one_array(table.column(name)) for name in table.column_names}
         self._hot = frozenset(hot)
         self._lists: dict[str, list[Any]] = {}
         self.names: tuple[str, ...] = tuple(self._table.column_names)
@@ -94,7 +94,7 @@ class ArrowStrings(Sequence[str]):
     """A string column read by row: chunk texts are materialized only for the contexts returned."""
 
     def __init__(self, column: pa.ChunkedArray | pa.Array) -> None:
-        self._array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        self._array = one_array(column) if isinstance(column, pa.ChunkedArray) else column
 
     def __len__(self) -> int:
         return len(self._array)
@@ -121,6 +121,12 @@ class ArrowStrings(Sequence[str]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def one_array(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array; a single chunk is used as it is (`combine_chunks` would copy it,
+    reading a whole mapped column into memory)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def column_of(rows: Sequence[Mapping[str, Any]], name: str) -> list[Any]:
