@@ -229,8 +229,25 @@ def _rows_table(
     if frozen is None:  # the live files of an older home change under the same name
         return generation.read_table(name, hint)
     return mapped_table(
-        cache, generation.number, name, cache_key(frozen, name), lambda: generation.read_table(name, hint)
+        cache,
+        generation.number,
+        name,
+        cache_key(frozen, name, _file_identity(generation, name)),
+        lambda: generation.read_table(name, hint),
     )
+
+
+def _file_identity(generation: PublishedFiles, name: str) -> str:
+    """Size and mtime of a local generation's Parquet file: a file damaged since the cache was
+    written misses the cache, so it is read, and named, as without one."""
+    table_path = getattr(generation, "table_path", None)  # local generations; remote ones verify downloads
+    if table_path is None:
+        return ""
+    try:
+        stat = table_path(name).stat()
+    except OSError:
+        return "missing"  # read_table names it
+    return f"{stat.st_size}|{stat.st_mtime_ns}"
 
 
 def _generation_key(generation: PublishedFiles) -> str | None:
