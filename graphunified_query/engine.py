@@ -9,6 +9,7 @@ what was returned and sent, and the parameters used with where each came from.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -24,7 +25,6 @@ from graphunified_query.object_store import is_object_store_uri
 from graphunified_query.providers.embedding import Embedder, check_same_model, make_embedder
 from graphunified_query.providers.registry import resolve_llm
 from graphunified_query.query_path import run_path
-from graphunified_query.remote_generation import cache_root
 from graphunified_query.request import (
     QueryRequest,
     RequestError,
@@ -38,11 +38,12 @@ from graphunified_query.request import (
 from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
 from graphunified_query.retrieval import Retriever, RetrieverContext
 from graphunified_query.retrieval.params import NoParams, StrategyParams
+from graphunified_query.retrieval.query_vectors import QueryVectors
 from graphunified_query.retrieval.registry import AUTO, STRATEGIES, Strategy, Tier
 from graphunified_query.router import Router
 from graphunified_query.settings import Settings, load_settings
 from graphunified_query.snapshot import Snapshot
-from graphunified_query.snapshot_loader import load_snapshot
+from graphunified_query.snapshot_loader import load_snapshot, published_generation
 
 if TYPE_CHECKING:
     from graphunified_query.providers.llm import LLM
@@ -71,6 +72,18 @@ class QueryResponse:
         }
 
 
+@dataclass(frozen=True)
+class SnapshotSource:
+    """A home folder or object-store location, and the environment its credentials come from."""
+
+    home: str
+    environ: Mapping[str, str]
+
+
+def layout_home(home: str | os.PathLike[str]) -> str:
+    return str(HomeLayout.at(home).home)
+
+
 class QueryEngine:
     def __init__(
         self,
@@ -81,6 +94,7 @@ class QueryEngine:
         generator: Generator | None = None,
         llm: LLM | None = None,
         router: Router | None = None,
+        query_vectors: QueryVectors | None = None,
     ) -> None:
         check_same_model(snapshot.model, embedder.model_name)
         # The registry's strategies, plus any this engine is given (`add`); settings are checked
@@ -97,9 +111,11 @@ class QueryEngine:
         # One decision for the whole query path: with an LLM, the LLM maps and answers.
         self.generator = generator or generator_for(llm, settings, embedder)
         self.router = router or Router()
-        self._context = RetrieverContext(snapshot, embedder, settings, llm)
+        self._context = RetrieverContext(snapshot, embedder, settings, llm, query_vectors or QueryVectors())
         self.context_pipeline = ContextPipeline(snapshot)
         self._retrievers: dict[str, Retriever] = {}
+        self._added: set[str] = set()  # retrievers built in Python: bound to this snapshot
+        self.source: SnapshotSource | None = None  # where `open` loaded from: a reload reads it again
         # Other names of indexed files (identical copies), added to citations; {} for a bare snapshot.
         self.aliases = read_aliases(HomeLayout(snapshot.home), set(snapshot.chunks.document_ids))
 
@@ -110,6 +126,8 @@ class QueryEngine:
         """Load a home folder, or a generation published to object storage (``s3://bucket/prefix``),
         whose settings are the writer's and whose LLM cache is this machine's cache folder."""
         if is_object_store_uri(home):
+            from graphunified_query.remote_generation import cache_root  # lancedb: remote homes only
+
             snapshot = load_snapshot(str(home), environ=environ)
             settings = load_settings(snapshot.home, environ=environ)
             layout = HomeLayout(cache_root(str(home), environ))
@@ -127,9 +145,44 @@ class QueryEngine:
                 update={"llm": settings.llm.model_copy(update={"model": generation.model})}
             )
             answer_llm = resolve_llm(answering, cache=layout.llm_cache, environ=environ)
-            generator = generator_for(answer_llm, settings, embedder)
-            return cls(snapshot, settings, embedder, llm=llm, generator=generator)
-        return cls(snapshot, settings, embedder, llm=llm)
+            engine = cls(
+                snapshot, settings, embedder, llm=llm, generator=generator_for(answer_llm, settings, embedder)
+            )
+        else:
+            engine = cls(snapshot, settings, embedder, llm=llm)
+        engine.source = SnapshotSource(str(home) if is_object_store_uri(home) else layout_home(home), environ)
+        return engine
+
+    def published_generation(self) -> int | None:
+        """The generation the home publishes now (None: not opened from a home)."""
+        if self.source is None:
+            return None
+        return published_generation(self.source.home, environ=self.source.environ)
+
+    def reloaded(self, *, skip: frozenset[int] = frozenset()) -> QueryEngine | None:
+        """An engine over the generation published since this one was loaded (same settings,
+        models and caches), or None when it is still the current one, is in ``skip`` (failed to
+        load before) or the engine was not opened from a home. This engine is left as it is:
+        requests running on it finish on it."""
+        if self._added:
+            return None
+        number = self.published_generation()
+        if number is None or number == self.snapshot.generation or number in skip:
+            return None
+        snapshot = load_snapshot(self.source.home, environ=self.source.environ)
+        if snapshot.generation == self.snapshot.generation:
+            return None
+        engine = QueryEngine(
+            snapshot,
+            self.settings,
+            self.embedder,
+            generator=self.generator,
+            llm=self.llm,
+            router=self.router,
+            query_vectors=self._context.query_vectors,
+        )
+        engine.source = self.source
+        return engine
 
     @classmethod
     def serving(cls, retriever: Retriever) -> QueryEngine:
@@ -160,6 +213,7 @@ class QueryEngine:
         """Serve a retriever built in Python (e.g. a `HybridCombiner`) by name on every path."""
         self.registry[name] = Strategy(name, lambda _: retriever, params, tier, "added in Python")
         self._retrievers[name] = retriever
+        self._added.add(name)
 
     def _with_settings(self, name: str) -> Retriever:
         """Strategy ``name`` inside a composition, with its strategies.<name> settings applied."""
@@ -175,6 +229,17 @@ class QueryEngine:
         if name not in self._retrievers:
             self._retrievers[name] = self.registry[name].build(self._context)
         return self._retrievers[name]
+
+    def warm(self) -> None:
+        """Pay first-use costs now (a server before it answers): the snapshot's row maps, each built
+        retriever's per-snapshot caches, the query embedder's model session."""
+        self.snapshot.warm()
+        for retriever in self._retrievers.values():
+            warm = getattr(retriever, "warm", None)
+            if callable(warm):
+                warm()
+        with contextlib.suppress(Exception):  # a provider down reports its own error on a real query
+            self.embedder.embed(["warm-up"], kind="query")
 
     def resolve(self, request: QueryRequest) -> ResolvedRequest:
         return resolve(request, self.registry, self.settings)
@@ -242,6 +307,7 @@ class QueryEngine:
         contexts = outcome.prepared.results
         metadata = {
             "strategy": strategy,
+            "generation": self.snapshot.generation,  # the published index generation that answered
             **routing,
             "requested_strategy": resolved.strategy,
             **outcome.costs(answer),

@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import pyarrow as pa
 
 from graphunified_query.aliases import ALIASES_FILE
@@ -81,6 +80,8 @@ class Generation:
         return self.root / "indexes" / name if self.root else self.layout.index_path(name)
 
     def lance_connect(self) -> Any:
+        import lancedb  # ~4 s to import: only a load that reads LanceDB pays it, not a mapped one
+
         return lancedb.connect(str(self.layout.lancedb))
 
     def lance_location(self, table: str) -> str:
@@ -154,6 +155,8 @@ def publish(layout: HomeLayout, lance_versions: dict[str, int], *, run_id: str =
         "lance_versions": lance_versions,
     }
     _write_durable(staging / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
+    import lancedb
+
     db = lancedb.connect(str(layout.lancedb))
     tag_generation(db, number, lance_versions)  # before readers can see it: cleanup never touches these
     root = layout.published / str(number)

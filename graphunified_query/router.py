@@ -195,6 +195,10 @@ class Router:
         details = features.as_dict() | {"rule": rule.name, "cue": cue, "preferred": rule.strategy}
         return RouteDecision(strategy, f"The question {reason}.", details)
 
+    def warm(self) -> None:
+        """Load the spaCy pipeline now (a server does it in the background once it listens)."""
+        self._pipeline()
+
     def features(self, question: str) -> QueryFeatures:
         doc = self._pipeline()(question)
         return QueryFeatures(question, question.lower(), _entities(doc), sum(t.tag_ == "POS" for t in doc))

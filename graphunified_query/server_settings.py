@@ -34,3 +34,10 @@ class ServerSettings(Section):
     max_queue: int = Field(
         16, ge=0, le=10_000, description="Requests waiting for a turn; beyond that 503 with Retry-After."
     )
+    reload_check_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=3600,
+        description="How often (at most) a request checks for a newly published generation, which is "
+        "then loaded and served without a restart; 0 checks on every request.",
+    )

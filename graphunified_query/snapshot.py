@@ -7,6 +7,7 @@ query side never imports Dagster: it reads the materialized files.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from graphunified_query.arrow_rows import ArrowRows, ArrowStrings, column_of
 from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.chunk_similarity import SimilarityEdges
 from graphunified_query.indexes.dense import DenseIndex
@@ -46,7 +48,7 @@ class IndexNotBuilt(StoreError):
 @dataclass(frozen=True)
 class Chunks:
     ids: tuple[str, ...]
-    texts: tuple[str, ...]
+    texts: Sequence[str]  # `ArrowStrings` when loaded: a text is materialized when read
     document_ids: tuple[str, ...]
     sections: tuple[str, ...]
     indexes: tuple[int, ...]  # position in the document; after 0 a chunk may open mid-sentence
@@ -70,7 +72,7 @@ def chunks_from_arrow(table: pa.Table) -> Chunks:
     table = with_chunk_risk(table)
     return Chunks(
         ids=tuple(table.column("id").to_pylist()),
-        texts=tuple(table.column("text").to_pylist()),
+        texts=ArrowStrings(table.column("text")),
         document_ids=tuple(table.column("document_id").to_pylist()),
         sections=tuple(table.column("section").to_pylist()),
         indexes=tuple(table.column("chunk_index").to_pylist()),
@@ -89,13 +91,14 @@ class Snapshot:
     model: str
     chunks: Chunks
     chunk_vectors: DenseIndex
-    entities: tuple[dict[str, Any], ...]
+    # Rows as mappings: `arrow_rows.ArrowRows` when loaded (read on demand), dicts in tests.
+    entities: Sequence[Mapping[str, Any]]
     entity_vectors: DenseIndex  # rows aligned with `entities`
-    relationships: tuple[dict[str, Any], ...]
+    relationships: Sequence[Mapping[str, Any]]
     relationship_vectors: DenseIndex
-    facts: tuple[dict[str, Any], ...]
+    facts: Sequence[Mapping[str, Any]]
     fact_vectors: DenseIndex
-    reports: tuple[dict[str, Any], ...]
+    reports: Sequence[Mapping[str, Any]]
     report_vectors: DenseIndex
     communities: dict[int, dict[str, Any]]  # community number → row
     bm25: BM25Index
@@ -110,24 +113,37 @@ class Snapshot:
 
     @cached_property
     def entity_row(self) -> dict[str, int]:
-        return {e["id"]: i for i, e in enumerate(self.entities)}
+        return {identifier: i for i, identifier in enumerate(column_of(self.entities, "id"))}
 
     @cached_property
     def entity_by_title(self) -> dict[str, int]:
-        return {e["title"]: i for i, e in enumerate(self.entities)}
+        return {title: i for i, title in enumerate(column_of(self.entities, "title"))}
 
     @cached_property
     def neighbours(self) -> dict[str, list[tuple[str, int]]]:
         """entity id → [(neighbour entity id, relationship row)] over undirected relationships."""
         adjacency: dict[str, list[tuple[str, int]]] = defaultdict(list)
-        for i, r in enumerate(self.relationships):
-            adjacency[r["source_id"]].append((r["target_id"], i))
-            adjacency[r["target_id"]].append((r["source_id"], i))
+        sources = column_of(self.relationships, "source_id")
+        targets = column_of(self.relationships, "target_id")
+        for i, (source, target) in enumerate(zip(sources, targets, strict=True)):
+            adjacency[source].append((target, i))
+            adjacency[target].append((source, i))
         return dict(adjacency)
+
+    def heaviest_neighbours(self, entity_id: str) -> list[tuple[str, int]]:
+        """`neighbours` of one entity, heaviest relationship first (ties by neighbour id): the
+        order a bounded walk follows them in. Sorted on first use per entity, then kept."""
+        ordered: dict[str, list[tuple[str, int]]] = self.extras.setdefault("heaviest_neighbours", {})
+        found = ordered.get(entity_id)
+        if found is None:
+            weights = self.relationship_weights
+            around = self.neighbours.get(entity_id, [])
+            found = ordered[entity_id] = sorted(around, key=lambda n: (-weights[n[1]], n[0]))
+        return found
 
     @cached_property
     def relationship_weights(self) -> tuple[float, ...]:
-        return tuple(float(r["weight"]) for r in self.relationships)
+        return tuple(float(w) for w in column_of(self.relationships, "weight"))
 
     @cached_property
     def weighted_degree(self) -> dict[str, float]:
@@ -139,10 +155,19 @@ class Snapshot:
     def chunk_entities(self) -> dict[str, list[int]]:
         """chunk id → entity rows mentioning it."""
         mentions: dict[str, list[int]] = defaultdict(list)
-        for i, e in enumerate(self.entities):
-            for chunk_id in e["text_unit_ids"]:
+        for i, chunk_ids in enumerate(column_of(self.entities, "text_unit_ids")):
+            for chunk_id in chunk_ids:
                 mentions[chunk_id].append(i)
         return dict(mentions)
+
+    def warm(self) -> None:
+        """Build now what the retrievers build on first use (row maps, the adjacency, the columns
+        read in loops), so a server's first query costs what its second does."""
+        for rows in (self.entities, self.relationships, self.facts, self.reports):
+            if isinstance(rows, ArrowRows):
+                rows.warm()
+        for name in ("chunk_row", "entity_row", "entity_by_title", "weighted_degree", "chunk_entities"):
+            getattr(self, name)
 
     def chunk_rows(self, chunk_ids: list[str] | tuple[str, ...]) -> list[int]:
         """Rows of the chunk ids that are live in this snapshot, in the given order."""

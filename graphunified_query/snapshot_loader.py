@@ -14,12 +14,14 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import pyarrow as pa
 
+from graphunified_query.arrow_rows import ArrowRows
 from graphunified_query.indexes import ivf
 from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, SimilarityEdges
 from graphunified_query.indexes.dense import DenseIndex
-from graphunified_query.indexes.ivf import ivf_file
+from graphunified_query.indexes.ivf import InvertedLists, ivf_file
 from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.lance_reader import LanceTables, damaged
 from graphunified_query.layout import HomeLayout, build_command, refresh_command
 from graphunified_query.object_store import is_object_store_uri
 from graphunified_query.parquet_store import StoreError
@@ -34,9 +36,18 @@ from graphunified_query.snapshot import (
     StoreDamaged,
     chunks_from_arrow,
 )
+from graphunified_query.snapshot_cache import cache_key, mapped_matrix, mapped_table
 from graphunified_query.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, FACTS, RELATIONSHIPS
 
 _T = TypeVar("_T")
+SNAPSHOT_CACHE = "snapshot"  # under the home's cache folder: the mapped vector matrices
+# Columns the retrievers read in loops over many rows: converted to Python lists once, at load.
+HOT_COLUMNS: dict[str, tuple[str, ...]] = {
+    ENTITIES: ("id", "title", "type", "text_unit_ids"),
+    RELATIONSHIPS: ("id", "source_id", "target_id", "weight"),
+    FACTS: ("id", "subject_id", "object_id"),
+    COMMUNITY_REPORTS: ("id", "community", "level"),
+}
 
 
 class PublishedFiles(Protocol):
@@ -75,6 +86,12 @@ def load_snapshot(home: Path | str, *, environ: Mapping[str, str] | None = None)
         if newer.number == generation.number:
             raise
         return _load(newer)
+
+
+def published_generation(home: Path | str, *, environ: Mapping[str, str] | None = None) -> int:
+    """The number of the generation `load_snapshot` would load now (0: an unpublished home);
+    cheap (the pointer and one manifest), so a server can ask it per request."""
+    return _opener(home, environ)().number
 
 
 def _opener(home: Path | str, environ: Mapping[str, str] | None) -> Callable[[], PublishedFiles]:
@@ -123,32 +140,42 @@ def _read(generation: PublishedFiles) -> Snapshot:
             f"{generation.lance_location(CHUNK_VECTORS)} is missing ({generation.describe()} "
             f"needs it); rebuild it with `{hint}`."
         )
-    db = generation.lance_connect()
-    chunk_table = _open(db, CHUNK_VECTORS, generation, hint)
-    model = _single_model(chunk_table, CHUNK_VECTORS)
-    chunks = chunks_from_arrow(chunk_table)
-    tables: dict[str, tuple[tuple[dict[str, Any], ...], DenseIndex]] = {}
-    dimension = _matrix(chunk_table).shape[1]
+    for name in (CHUNK_VECTORS, *VECTOR_TABLES.values()):
+        if not generation.lance_exists(name):  # checked even when its data is mapped from the cache
+            raise damaged(name, generation, hint, FileNotFoundError(name))
+    lance = LanceTables(generation, hint)
+    cache = generation.local_home / "cache" / SNAPSHOT_CACHE
+    frozen = _generation_key(generation)
+    # Every chunk column but the vectors: the texts stay in Arrow (`Chunks.texts` reads by row).
+    chunk_columns = mapped_table(
+        cache,
+        generation.number,
+        CHUNK_VECTORS,
+        cache_key(lance.fingerprint(CHUNK_VECTORS)),
+        lambda: lance.scan(CHUNK_VECTORS, exclude=("vector",)),
+    )
+    model = _single_model(chunk_columns, CHUNK_VECTORS)
+    chunks = chunks_from_arrow(chunk_columns)
+    chunk_matrix, _ = _mapped(cache, lance, CHUNK_VECTORS, chunks.ids, None)
+    dimension = chunk_matrix.shape[1]
+    tables: dict[str, tuple[ArrowRows, DenseIndex]] = {}
     for name, vector_table in VECTOR_TABLES.items():
-        rows = tuple(generation.read_table(name, hint).to_pylist())
-        vectors = _open(db, vector_table, generation, hint)
-        if vectors.num_rows and _single_model(vectors, vector_table) != model:
+        rows = ArrowRows(_rows_table(cache, generation, frozen, name, hint), hot=HOT_COLUMNS.get(name, ()))
+        ids = tuple(rows.column("id"))
+        if not ids:
+            if lance.count(vector_table):
+                raise StoreError(f"{vector_table} has vectors but {name} has no rows; rebuild with `{hint}`.")
+            tables[name] = (rows, DenseIndex.empty(dimension))
+            continue
+        lists_path = generation.index_path(ivf_file(vector_table))
+        lists = _index_file(lambda p=lists_path, ids=ids: ivf.load(p, ids), lists_path, hint)
+        matrix, vector_model = _mapped(cache, lance, vector_table, ids, lists)
+        if vector_model != model:
             raise StoreError(
                 f"{vector_table} was embedded with another model than {CHUNK_VECTORS} ({model}); "
                 f"rebuild with `{hint}`."
             )
-        index = _aligned(rows, vectors, dimension, vector_table, hint)
-        lists_path = generation.index_path(ivf_file(vector_table))
-        lists = (
-            _index_file(lambda p=lists_path, ids=index.ids: ivf.load(p, ids), lists_path, hint)
-            if len(index)
-            else None
-        )
-        dense = (
-            DenseIndex.clustered(index.ids, index.matrix, lists)
-            if lists
-            else DenseIndex(index.ids, index.matrix)
-        )
+        dense = DenseIndex.clustered(ids, matrix, lists, ordered=True) if lists else DenseIndex(ids, matrix)
         tables[name] = (rows, dense)
     bm25 = _index_file(BM25Index.load, generation.index_path(BM25_FOLDER), hint)
     graph = _index_file(PPRGraph.load, generation.index_path(PPR_FILE), hint)
@@ -157,7 +184,7 @@ def _read(generation: PublishedFiles) -> Snapshot:
         home=generation.local_home,
         model=model,
         chunks=chunks,
-        chunk_vectors=DenseIndex(chunks.ids, _matrix(chunk_table)),
+        chunk_vectors=DenseIndex(chunks.ids, chunk_matrix),
         entities=tables[ENTITIES][0],
         entity_vectors=tables[ENTITIES][1],
         relationships=tables[RELATIONSHIPS][0],
@@ -168,7 +195,7 @@ def _read(generation: PublishedFiles) -> Snapshot:
         report_vectors=tables[COMMUNITY_REPORTS][1],
         communities={
             row["community"]: row
-            for row in generation.read_table(COMMUNITIES, hint)
+            for row in _rows_table(cache, generation, frozen, COMMUNITIES, hint)
             .select(["community", "level", "entity_ids", "text_unit_ids"])
             .to_pylist()
         },
@@ -179,6 +206,63 @@ def _read(generation: PublishedFiles) -> Snapshot:
     )
 
 
+def _mapped(
+    cache: Path, lance: LanceTables, name: str, ids: tuple[str, ...], lists: InvertedLists | None
+) -> tuple[np.ndarray, str]:
+    """The table's vectors in ``ids`` order (grouped by inverted list with ``lists``), mapped from
+    the snapshot cache; read from LanceDB and written there on a generation's first load."""
+    order = lists.ids_digest + str(len(lists.rows)) if lists is not None else "rows"
+    key = cache_key(lance.fingerprint(name), ivf.ids_digest(ids), order)
+
+    def build() -> tuple[np.ndarray, str]:
+        read = lance.scan(name, columns=("id", "vector", "model"))
+        matrix = _aligned(ids, read, name, lance.hint)
+        return (matrix[lists.rows] if lists is not None else matrix), _single_model(read, name)
+
+    return mapped_matrix(cache, lance.generation.number, name, key, build)
+
+
+def _rows_table(
+    cache: Path, generation: PublishedFiles, frozen: str | None, name: str, hint: str
+) -> pa.Table:
+    """A global table, mapped from the snapshot cache for a published (immutable) generation."""
+    if frozen is None:  # the live files of an older home change under the same name
+        return generation.read_table(name, hint)
+    return mapped_table(
+        cache,
+        generation.number,
+        name,
+        cache_key(frozen, name, _file_identity(generation, name)),
+        lambda: generation.read_table(name, hint),
+    )
+
+
+def _file_identity(generation: PublishedFiles, name: str) -> str:
+    """Size and mtime of a local generation's Parquet file: a file damaged since the cache was
+    written misses the cache, so it is read, and named, as without one."""
+    table_path = getattr(generation, "table_path", None)  # local generations; remote ones verify downloads
+    if table_path is None:
+        return ""
+    try:
+        stat = table_path(name).stat()
+    except OSError:
+        return "missing"  # read_table names it
+    return f"{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _generation_key(generation: PublishedFiles) -> str | None:
+    """What tells this generation from another of the same number (a home rebuilt from scratch
+    restarts at 1): its Lance versions and its PageRank graph file's identity; None unpublished."""
+    if not generation.published:
+        return None
+    try:
+        stat = generation.index_path(PPR_FILE).stat()
+    except OSError:
+        return None  # reported as damage by the index load
+    versions = [generation.lance_version(t) for t in (CHUNK_VECTORS, *VECTOR_TABLES.values())]
+    return f"{generation.number}|{versions}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
+
+
 def _index_file(load: Callable[[Path], _T], path: Path, hint: str) -> _T:
     """A strategy index file, or an error naming it (the loaders raise whatever numpy/bm25s do)."""
     try:
@@ -186,25 +270,6 @@ def _index_file(load: Callable[[Path], _T], path: Path, hint: str) -> _T:
     except Exception as error:  # any failure to parse a stored file means it is damaged
         state = "missing" if not path.exists() else f"unreadable ({type(error).__name__}: {error})"
         raise StoreDamaged(f"{path} is {state}; rebuild it with `{hint}`.") from None
-
-
-def _open(db: Any, name: str, generation: PublishedFiles, hint: str) -> pa.Table:
-    """A LanceDB table at the version the generation recorded (the latest for older homes).
-
-    Lance reads data files lazily, so the whole table is read here: a truncated or deleted
-    data file fails now, with the table named, not in the middle of a query.
-    """
-    version = generation.lance_version(name)
-    try:
-        table = db.open_table(name, version=version) if version is not None else db.open_table(name)
-        return table.to_arrow()
-    except Exception as error:  # lance raises several error types for damaged files
-        state = (
-            f"unreadable ({type(error).__name__}: {error})" if generation.lance_exists(name) else "missing"
-        )
-        at = f" at version {version}" if version is not None else ""
-        where = generation.lance_location(name)
-        raise StoreDamaged(f"{where}{at} is {state}; rebuild it with `{hint}`.") from None
 
 
 def _single_model(table: pa.Table, name: str) -> str:
@@ -220,21 +285,17 @@ def _matrix(table: pa.Table) -> np.ndarray:
     return np.asarray(column.flatten().to_numpy(zero_copy_only=False), np.float32).reshape(-1, dimension)
 
 
-def _aligned(
-    rows: tuple[dict[str, Any], ...], vectors: pa.Table, dimension: int, name: str, hint: str
-) -> DenseIndex:
-    """The vectors in the table's row order; a count or id mismatch means a stale index."""
-    ids = tuple(r["id"] for r in rows)
-    if vectors.num_rows == 0:
-        if ids:
-            raise StoreError(f"{name} is empty but its table has {len(ids)} rows; rebuild with `{hint}`.")
-        return DenseIndex.empty(dimension)
+def _aligned(ids: tuple[str, ...], vectors: pa.Table, name: str, hint: str) -> np.ndarray:
+    """The vectors in ``ids`` order; a count or id mismatch means a stale index."""
+    stored = vectors.column("id").to_pylist()
     matrix = _matrix(vectors)
-    position = {identifier: i for i, identifier in enumerate(vectors.column("id").to_pylist())}
+    if tuple(stored) == ids:  # written in the table's order: no gather, no copy
+        return matrix
+    position = {identifier: i for i, identifier in enumerate(stored)}
     missing = [i for i in ids if i not in position]
     if missing or len(position) != len(set(ids)):
         raise StoreError(
             f"{name} does not match its table ({len(position)} vectors, {len(ids)} rows); "
             f"rebuild with `{hint}`."
         )
-    return DenseIndex(ids, matrix[[position[i] for i in ids]])
+    return matrix[[position[i] for i in ids]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -11,6 +11,7 @@ import numpy as np
 from graphunified_query.providers.embedding import Embedder
 from graphunified_query.providers.llm import LLM
 from graphunified_query.results import Retrieval
+from graphunified_query.retrieval.query_vectors import QueryVectors
 from graphunified_query.settings import Settings
 from graphunified_query.snapshot import Snapshot
 
@@ -26,9 +27,11 @@ class RetrieverContext:
     embedder: Embedder
     settings: Settings
     llm: LLM | None = None
+    # The engine's query-embedding LRU; shared by the contexts of one engine, across reloads.
+    query_vectors: QueryVectors = field(default_factory=QueryVectors, compare=False)
 
     def embed_query(self, query: str) -> np.ndarray:
-        return self.embedder.embed([query], kind="query")[0]
+        return self.query_vectors.embed(self.embedder, query)
 
 
 class Retriever(Protocol):

@@ -7,7 +7,7 @@ offline, the report's summary and findings are ranked by similarity to the query
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,8 +93,17 @@ class ExtractiveMapper:
 
     llm_calls = 0
 
-    def __init__(self, embedder: Embedder, *, min_similarity: float = 0.2, max_points: int = 3) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        min_similarity: float = 0.2,
+        max_points: int = 3,
+        embed_query: Callable[[str], np.ndarray] | None = None,
+    ) -> None:
         self.embedder = embedder
+        # The engine's cached query embedding when given (the retriever embedded the query already).
+        self.embed_query = embed_query or (lambda query: embedder.embed([query], kind="query")[0])
         self.min_similarity = min_similarity
         self.max_points = max_points
         self._vectors: dict[str, np.ndarray] = {}  # report points recur across queries: embed each once
@@ -104,7 +113,7 @@ class ExtractiveMapper:
         flat = [text for points in candidates for text in points]
         if not flat:
             return [[] for _ in reports]
-        q = self.embedder.embed([query], kind="query")[0]
+        q = self.embed_query(query)
         missing = list(dict.fromkeys(t for t in flat if t not in self._vectors))
         if missing:
             self._vectors.update(zip(missing, self.embedder.embed(missing), strict=True))

@@ -180,7 +180,9 @@ class GraphRAGGlobalRetriever(RetrieverBase):
         if self.context.llm is not None:
             return LLMMapper(self.context.llm, concurrency=self.context.settings.query.map_concurrency)
         if self._extractive is None:
-            self._extractive = ExtractiveMapper(self.context.embedder)  # keeps its point vectors
+            self._extractive = ExtractiveMapper(  # keeps its point vectors
+                self.context.embedder, embed_query=self.context.embed_query
+            )
         return self._extractive
 
     def _report_chunks(self, community: int, chunk_sims: np.ndarray, limit: int = 5) -> list[str]:

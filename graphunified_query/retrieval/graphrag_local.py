@@ -40,6 +40,13 @@ class GraphRAGLocalParams(StrategyParams):
     max_neighbourhood: int = Field(
         50, ge=1, le=5000, description="Entities the walk may visit, seeds included."
     )
+    max_neighbours_per_hop: int = Field(
+        50,
+        ge=1,
+        le=100_000,
+        description="Neighbours followed from each entity per hop, heaviest relationships first "
+        "(bounds a hub's walk; at least max_neighbourhood keeps the result of an unbounded walk).",
+    )
     min_similarity: Cosine = Field(0.25, description="Cosine a seed entity needs.")
     # GraphRAG's local context builder splits its budget by kind (text_unit_prop and the rest).
     chunk_prop: Unit = Field(0.5, description="Share of the context for passages (GraphRAG text_unit_prop).")
@@ -59,6 +66,7 @@ class GraphRAGLocalRetriever(RetrieverBase):
         max_hops: int = 2,
         decay: float = 0.7,
         max_neighbourhood: int = 50,
+        max_neighbours_per_hop: int = 50,
         min_similarity: float = 0.25,
         chunk_prop: float = 0.5,
         entity_prop: float = 0.25,
@@ -75,7 +83,12 @@ class GraphRAGLocalRetriever(RetrieverBase):
             fallback = NaiveRetriever(self.context).retrieve(query, top_k)
             return Retrieval(self.name, fallback.results, metadata={"fallback": "naive: no entity matched"})
         scores, hops = expand(
-            snap, {snap.entities[r]["id"]: s for r, s in seeds}, max_hops, decay, max_neighbourhood
+            snap,
+            {snap.entities[r]["id"]: s for r, s in seeds},
+            max_hops,
+            decay,
+            max_neighbourhood,
+            max_neighbours_per_hop,
         )
         seed_ids = [snap.entities[r]["id"] for r, _ in seeds]
         chunk_scores = self._seed_chunks(seed_ids, scores, q)
@@ -158,9 +171,20 @@ def inner_relationships(snap: Any, entities: dict[str, float]) -> list[int]:
 
 
 def expand(
-    snap: Any, seeds: dict[str, float], max_hops: int, decay: float, limit: int
+    snap: Any,
+    seeds: dict[str, float],
+    max_hops: int,
+    decay: float,
+    limit: int,
+    per_hop: int | None = None,
 ) -> tuple[dict[str, float], dict[str, int]]:
-    """Breadth-first k-hop neighbourhood with decaying scores; keeps the best ``limit`` entities."""
+    """Breadth-first k-hop neighbourhood with decaying scores; keeps the best ``limit`` entities.
+
+    From each entity at most ``per_hop`` new neighbours are followed, its heaviest relationships
+    first: a hub with thousands of neighbours costs ``per_hop`` steps, not thousands. A
+    neighbour's score grows with its edge's weight, so with ``per_hop >= limit`` the neighbours
+    left out could never have made the best ``limit`` anyway.
+    """
     scores = dict(seeds)
     hops = dict.fromkeys(seeds, 0)
     frontier = list(seeds)
@@ -168,11 +192,15 @@ def expand(
         reached: dict[str, float] = {}
         weights = snap.relationship_weights
         for entity in frontier:
-            relations = snap.neighbours.get(entity, [])
+            relations = snap.heaviest_neighbours(entity) if per_hop else snap.neighbours.get(entity, [])
             total = snap.weighted_degree.get(entity, 0.0) or 1.0
+            followed = 0
             for neighbour, rel in relations:
                 if neighbour in scores:
                     continue
+                if per_hop and followed >= per_hop:
+                    break
+                followed += 1
                 share = weights[rel] / total
                 candidate = scores[entity] * decay * (0.5 + 0.5 * share)
                 reached[neighbour] = max(reached.get(neighbour, 0.0), candidate)

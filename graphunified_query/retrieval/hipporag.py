@@ -24,7 +24,7 @@ from graphunified_query.retrieval.contexts import chunk_result
 from graphunified_query.retrieval.entity_linking import NameIndex
 from graphunified_query.retrieval.naive import NaiveRetriever
 from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit
-from graphunified_query.retrieval.ppr import personalized_pagerank, transition_matrix
+from graphunified_query.retrieval.ppr import pagerank_iterations, transition_matrix
 
 UNSPECIFIC_TYPES = frozenset({"DATE"})
 
@@ -38,6 +38,14 @@ class HippoRAGParams(StrategyParams):
     seed_passages: int = Field(1, ge=0, le=200, description="Passages seeded directly by dense search.")
     passage_weight: Unit = Field(0.05, description="Weight of the dense passage seeds against entity seeds.")
     min_similarity: Cosine = Field(0.2, description="Cosine an entity or fact seed needs.")
+    ppr_tolerance: float = Field(
+        1e-4,
+        gt=0.0,
+        le=0.1,
+        allow_inf_nan=False,
+        description="PageRank stops when a step moves less mass than this (L1); the scores are then "
+        "within tolerance x alpha / (1 - alpha) of the exact ones.",
+    )
 
 
 class HippoRAGRetriever(RetrieverBase):
@@ -54,6 +62,7 @@ class HippoRAGRetriever(RetrieverBase):
         seed_passages: int = 1,
         passage_weight: float = 0.05,
         min_similarity: float = 0.2,
+        ppr_tolerance: float = 1e-4,
         **params: Any,
     ) -> Retrieval:
         if not query.strip():
@@ -75,7 +84,9 @@ class HippoRAGRetriever(RetrieverBase):
         passage_nodes = self._passage_nodes_of_chunks()
         present = passage_nodes >= 0
         reset[passage_nodes[present]] += passage_weight * _min_max(chunk_sims)[present]
-        mass = personalized_pagerank(self._transition(), reset, damping=ppr_alpha)
+        mass, steps = pagerank_iterations(
+            self._transition(), reset, damping=ppr_alpha, tolerance=ppr_tolerance
+        )
         passage_mass = mass[graph.n_entities :]
         chunk_of_node = self._chunk_rows_of_passage_nodes()
         best = top_scores(passage_mass, top_k)
@@ -92,7 +103,16 @@ class HippoRAGRetriever(RetrieverBase):
             if chunk_of_node[node] >= 0 and value > 0
         )
         seed_titles = {snap.entities[snap.entity_row[e]]["title"]: round(w, 5) for e, w in seeds.items()}
-        return Retrieval(self.name, results, metadata={"seeds": seed_titles, "damping": ppr_alpha})
+        return Retrieval(
+            self.name, results, metadata={"seeds": seed_titles, "damping": ppr_alpha, "ppr_iterations": steps}
+        )
+
+    def warm(self) -> None:
+        """The transition matrix, name index and node maps, built once per snapshot."""
+        self._transition()
+        self._names()
+        self._passage_nodes_of_chunks()
+        self._chunk_rows_of_passage_nodes()
 
     def _entity_seeds(
         self,

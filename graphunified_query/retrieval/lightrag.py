@@ -41,6 +41,12 @@ class LightRAGParams(StrategyParams):
     top_k_elements: int | None = Field(
         None, ge=1, le=1000, description="Entities/relationships matched (default: from top_k)."
     )
+    max_neighbours: int = Field(
+        20,
+        ge=0,
+        le=10_000,
+        description="Relationships taken around each matched entity, heaviest first (bounds a hub).",
+    )
     dual_keywords: bool = Field(
         False,
         description="Entities match the question's low-level, relationships its high-level keywords.",
@@ -58,6 +64,7 @@ class LightRAGRetriever(RetrieverBase):
         mode: Mode = "hybrid",
         entity_weight: float = 0.6,
         top_k_elements: int | None = None,
+        max_neighbours: int = 20,
         dual_keywords: bool = False,  # opt-in: the offline split cost 2-9 points of dev-set recall
         **params: Any,
     ) -> Retrieval:
@@ -79,7 +86,7 @@ class LightRAGRetriever(RetrieverBase):
         keywords = query_keywords(query) if dual_keywords else None
         if weights[0]:  # entities matched on the low-level keywords (the names), as LightRAG does
             q_low = self._keyed(q, keywords.low_level if keywords else ())
-            self._local(q_low, depth, weights[0], entity_scores, relation_scores)
+            self._local(q_low, depth, weights[0], max_neighbours, entity_scores, relation_scores)
         if weights[1]:  # relationships matched on the high-level keywords (the themes)
             q_high = self._keyed(q, keywords.high_level if keywords else ())
             self._global(q_high, depth, weights[1], entity_scores, relation_scores)
@@ -114,15 +121,17 @@ class LightRAGRetriever(RetrieverBase):
         q: np.ndarray,
         depth: int,
         weight: float,
+        max_neighbours: int,
         entities: dict[int, float],
         relations: dict[int, float],
     ) -> None:
-        """Low-level keys: entities, then the relationships around them."""
+        """Low-level keys: entities, then their heaviest relationships (a hub's thousands are not
+        all scored)."""
         snap = self.snapshot
         for row, sim in snap.entity_vectors.search(q, depth):
             score = weight * max(sim, 0.0)
             entities[row] = entities.get(row, 0.0) + score
-            around = [rel for _, rel in snap.neighbours.get(snap.entities[row]["id"], [])[:20]]
+            around = [rel for _, rel in snap.heaviest_neighbours(snap.entities[row]["id"])[:max_neighbours]]
             # Only the visited relationships are scored: not a pass over the whole relationship index.
             for rel, similarity in zip(around, snap.relationship_vectors.vectors(around) @ q, strict=True):
                 related = score * max(float(similarity), 0.0)

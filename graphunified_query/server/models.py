@@ -41,6 +41,7 @@ class Health(BaseModel):
     status: Literal["ok"] = "ok"
     home: str
     chunks: int
+    generation: int = Field(0, description="The published generation served (0: an unpublished home).")
     strategies: list[str]
 
 

@@ -43,6 +43,7 @@ def serve(
             "and spend its LLM budget; there is no authentication.",
             file=sys.stderr,
         )
+    app.state.service.warm_router()
     address, bound_port = listener.getsockname()[:2]
     print(
         f"serving {home} on http://{_url_host(address)}:{bound_port} (schema: /openapi.json)", file=sys.stderr

@@ -6,13 +6,18 @@ same text the CLI prints; `InvalidRequest` carries it to the 422 handler with th
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from graphunified_query.engine import QueryEngine
 from graphunified_query.request import QueryRequest, RequestError
 from graphunified_query.server.models import AUTO, Health, Strategies, StrategyInfo
+
+log = logging.getLogger(__name__)
 
 
 class InvalidRequest(ValueError):
@@ -25,19 +30,70 @@ class InvalidRequest(ValueError):
 
 
 class QueryService:
-    def __init__(self, engine: QueryEngine) -> None:
+    """Serves one engine at a time; a newly published generation replaces it between requests."""
+
+    def __init__(self, engine: QueryEngine, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.engine = engine
         self.strategies = engine.strategies
-        # Builds every retriever now: start-up pays for it, and no request races to create one.
-        for name in self.strategies:
-            engine.retriever(name)
+        _build_retrievers(engine)
         # The retrievers memoise lazily (cached properties, caches, the router's spaCy) without locks,
         # and the work is CPU-bound, so engine calls run one at a time; health and the schema do not wait.
         self._lock = threading.Lock()
+        self._reloading = threading.Lock()
+        self._clock = clock
+        self._checked = clock()
+        self._check_every = engine.settings.server.reload_check_seconds
+        self._failed: frozenset[int] = frozenset()  # generations that did not load: not retried
+
+    def warm_router(self) -> threading.Thread:
+        """Load the router's spaCy pipeline in the background: it takes seconds, which the server
+        should not wait for before answering, and only ``auto`` needs it (a request routed before
+        it is loaded waits for it)."""
+
+        def warm() -> None:
+            try:
+                self.engine.router.warm()
+            except Exception as error:  # a routed request reports it; the server keeps serving
+                log.warning("the router's language model did not load: %s", error)
+
+        thread = threading.Thread(target=warm, name="warm-router", daemon=True)
+        thread.start()
+        return thread
+
+    def current(self) -> QueryEngine:
+        """The engine of the newest published generation. A request takes it once and keeps it, so
+        one in flight finishes on the generation it started on; the one that notices a new
+        generation loads it while others go on with the old (a failed load keeps the old)."""
+        engine = self.engine
+        if self._clock() - self._checked < self._check_every or not self._reloading.acquire(blocking=False):
+            return engine
+        try:
+            self._checked = self._clock()
+            newer = engine.reloaded(skip=self._failed)
+            if newer is not None:
+                _build_retrievers(newer)
+                self.engine = newer
+                log.info(
+                    "serving generation %s (was %s)", newer.snapshot.generation, engine.snapshot.generation
+                )
+        except Exception as error:  # a half-published or damaged generation: keep serving the old one
+            failed = _quietly(engine.published_generation)
+            self._failed |= {failed} if failed is not None else set()
+            log.warning(
+                "kept generation %s: the new one did not load (%s)", engine.snapshot.generation, error
+            )
+        finally:
+            self._reloading.release()
+        return self.engine
 
     def health(self) -> Health:
-        snapshot = self.engine.snapshot
-        return Health(home=str(snapshot.home), chunks=len(snapshot.chunks.ids), strategies=self.names())
+        snapshot = self.current().snapshot
+        return Health(
+            home=str(snapshot.home),
+            chunks=len(snapshot.chunks.ids),
+            generation=snapshot.generation,
+            strategies=self.names(),
+        )
 
     def names(self) -> list[str]:
         return [*self.strategies, AUTO]
@@ -62,10 +118,11 @@ class QueryService:
         """The object `ask --json` prints for the same request."""
         if retrieve_only:
             request = request.model_copy(update={"retrieve_only": True})
+        engine = self.current()
         try:
-            self.engine.resolve(request)  # refused before waiting for the lock
+            engine.resolve(request)  # refused before waiting for the lock
             with self._lock:
-                response = self.engine.query(request)
+                response = engine.query(request)
         except RequestError as error:
             value = _value_at(request.model_dump(), error.field)
             raise InvalidRequest(error.field, str(error), value) from None
@@ -77,6 +134,21 @@ class QueryService:
                 ("params",), str(error), _value_at(request.model_dump(), ("params",))
             ) from None
         return response.as_dict()
+
+
+def _quietly(read: Callable[[], int | None]) -> int | None:
+    try:
+        return read()
+    except Exception:  # the pointer itself is unreadable: nothing to remember
+        return None
+
+
+def _build_retrievers(engine: QueryEngine) -> None:
+    """Every retriever, before the engine serves: no request races to create one, and each
+    strategy's per-snapshot caches are warm, so a first query pays what a second one does."""
+    for name in engine.strategies:
+        engine.retriever(name)
+    engine.warm()
 
 
 def _value_at(body: dict[str, Any], path: tuple[str, ...]) -> Any:
