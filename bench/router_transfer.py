@@ -7,7 +7,8 @@ For each dev set's eval results (every core strategy run; the question texts fro
 from ``<eval-root>/<set>/questions.jsonl``), a learned router is fitted on one set (C chosen by
 cross-validation inside that set alone) and scored on each other set by the recorded Recall@5 of
 the strategy it picks: no retrieval runs again. The diagonal is the set's own 5-fold
-cross-validated figure (a question is never scored by a model trained on it). Each column also
+cross-validated figure (a question is never scored by a model trained on it); one more row trains
+on the other sets pooled, as `train-router A.json B.json` would. Each column also
 gets the rule router, the best single strategy on that set and the per-question oracle. The
 features use the default local embedder, which must be the one the results were retrieved with.
 """
@@ -19,6 +20,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -67,6 +70,15 @@ def main() -> int:
             picks = [pick(model, row, list(e.outcomes))[0] for row, e in zip(x, examples, strict=True)]
             matrix[train][test] = held_out(examples, picks)
         matrix[train]["C"] = model.regularization
+    # What a user would train: every other set pooled (`train-router A.json B.json`), tested on the rest.
+    pooled: dict[str, float] = {}
+    for test, (_, examples, x, _) in data.items():
+        others = [name for name in data if name != test]
+        if not others:
+            continue
+        model = fit_selected(np.vstack([data[n][2] for n in others]), [e for n in others for e in data[n][1]])
+        picks = [pick(model, row, list(e.outcomes))[0] for row, e in zip(x, examples, strict=True)]
+        pooled[test] = held_out(examples, picks)
     print(
         json.dumps(
             {
@@ -75,6 +87,7 @@ def main() -> int:
                 "results": {name: str(d[0]) for name, d in data.items()},
                 "learned_trained_on_row_tested_on_column": matrix,
                 "diagonal": "5-fold cross-validated on the set itself",
+                "learned_trained_on_the_other_sets_pooled": pooled,
                 "per_column": columns,
             },
             indent=2,
