@@ -52,9 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     evaluate.add_argument("--judge", default=None, help="A,B: Claude judges A's answers against B's")
     _param_option(evaluate)
     _add_serve(commands)
+    _add_train_router(commands)
     args = parser.parse_args(argv)
     if args.command == "eval":
         return _eval(args)
+    if args.command == "train-router":
+        return _train_router(args)
     if args.command == "serve":
         from graphunified_query.server.run import serve  # fastapi, uvicorn: only when serving
 
@@ -135,6 +138,33 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         print((Path(results["outputs"][1])).read_text(encoding="utf-8"))
         print("outputs: " + ", ".join(results["outputs"]))
+    return 0
+
+
+def _add_train_router(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    train = commands.add_parser(
+        "train-router", help="fit the learned router `auto` uses from eval results.json files"
+    )
+    train.add_argument("results", type=Path, nargs="+", help="results.json files written by eval")
+    train.add_argument("--home", type=Path, default=Path("data"), help="data home the router is stored in")
+    train.add_argument(
+        "--questions",
+        type=Path,
+        action="append",
+        default=[],
+        help="questions.jsonl of the set, when a results file carries no question texts (older evals)",
+    )
+
+
+def _train_router(args: argparse.Namespace) -> int:
+    from graphunified_query.routing.command import report, train_router
+
+    try:
+        model, path = train_router(args.results, args.home, args.questions)
+    except (StoreError, SettingsError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(report(model, path))
     return 0
 
 

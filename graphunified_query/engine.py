@@ -41,6 +41,7 @@ from graphunified_query.retrieval.params import NoParams, StrategyParams
 from graphunified_query.retrieval.query_vectors import QueryVectors
 from graphunified_query.retrieval.registry import AUTO, STRATEGIES, Strategy, Tier
 from graphunified_query.router import Router
+from graphunified_query.routing.learned import select_router
 from graphunified_query.settings import Settings, load_settings
 from graphunified_query.snapshot import Snapshot
 from graphunified_query.snapshot_loader import load_snapshot, published_generation
@@ -110,7 +111,8 @@ class QueryEngine:
         self.llm = llm
         # One decision for the whole query path: with an LLM, the LLM maps and answers.
         self.generator = generator or generator_for(llm, settings, embedder)
-        self.router = router or Router()
+        # The learned router when the home holds one for this embedder, the rule router otherwise.
+        self.router = select_router(snapshot.home, settings.query.router, embedder, router or Router())
         self._context = RetrieverContext(snapshot, embedder, settings, llm, query_vectors or QueryVectors())
         self.context_pipeline = ContextPipeline(snapshot)
         self._retrievers: dict[str, Retriever] = {}

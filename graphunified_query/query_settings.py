@@ -5,7 +5,7 @@ alone; `settings.Settings` holds it as `query`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -29,6 +29,16 @@ class GenerationSettings(Section):
     )
 
 
+class RouterSettings(Section):
+    """How `auto` picks a strategy."""
+
+    learned: Literal["auto", "off"] = Field(
+        "auto",
+        description="auto: use the learned router stored in <home>/router/learned.json (train-router) "
+        "when present, the rule router otherwise; off: always the rule router.",
+    )
+
+
 class QuerySettings(Section):
     top_k: int = Field(
         10,
@@ -40,6 +50,7 @@ class QuerySettings(Section):
         "auto", description="Strategy of a request that names none: a registered name, or auto (routed)."
     )
     generation: GenerationSettings = GenerationSettings()
+    router: RouterSettings = RouterSettings()
     context_window: int = Field(
         8000,
         ge=256,

@@ -47,7 +47,7 @@ _RELATION_CHAIN = re.compile(
 )
 _NAME = re.compile(r"(?<!^)(?<![.?!] )\b[A-Z][a-z]+")  # a capitalized word not opening the sentence
 _ABOUT = re.compile(r"^\s*(?:who|what) (?:is|was|are|were)\b|\btell me about\b|\bdescribe\b|\bknow about\b")
-_NOT_BRIDGES = {"DATE"}  # a year in a question narrows it; it is not an entity to hop through
+NOT_BRIDGES = {"DATE"}  # a year in a question narrows it; it is not an entity to hop through
 
 
 def asks_about_collection(question: str) -> bool:
@@ -183,7 +183,10 @@ class Router:
         self._lock = threading.Lock()
 
     def route(self, question: str, available: Sequence[str]) -> RouteDecision:
-        features = self.features(question)
+        return self.decide(self.features(question), available)
+
+    def decide(self, features: QueryFeatures, available: Sequence[str]) -> RouteDecision:
+        """The first rule whose cue fires, on features already computed (the learned router's too)."""
         rule, cue = next((r, c) for r in self.rules if (c := r.cue(features)) is not None)
         reason = rule.reason.format(cue=cue)
         order = (rule.strategy, *fallbacks().get(rule.strategy, ("naive",)))  # the registry, now
@@ -226,7 +229,7 @@ def _entities(doc: Doc) -> tuple[tuple[str, str], ...]:
     from graphunified_query.spacy_text import LABEL_TO_TYPE, clean_name
 
     spans = [(ent.start, ent.text, LABEL_TO_TYPE.get(ent.label_)) for ent in doc.ents]
-    found = [(start, text, type_) for start, text, type_ in spans if type_ and type_ not in _NOT_BRIDGES]
+    found = [(start, text, type_) for start, text, type_ in spans if type_ and type_ not in NOT_BRIDGES]
     run: list[Token] = []
     for token in [*doc, None]:
         if token is not None and _is_unlabelled_name(token):

@@ -14,6 +14,7 @@ from graphunified_query.evaluation.dataset import load_dataset
 from graphunified_query.evaluation.home import default_home, ensure_index
 from graphunified_query.evaluation.judge import PairwiseJudge, win_rates
 from graphunified_query.evaluation.report import write_outputs
+from graphunified_query.evaluation.router_eval import router_figures
 from graphunified_query.evaluation.runner import run_questions, terminal_progress
 from graphunified_query.evaluation.summary import summarize
 from graphunified_query.retrieval.registry import AUTO, STRATEGIES, names
@@ -94,7 +95,11 @@ def run_eval(options: EvalOptions) -> dict[str, Any]:
         "generator": type(engine.generator).__name__ if options.generate else "none (retrieval only)",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         **summarize(runs, dataset.questions, options.ks),
+        "dataset_folder": str(dataset.folder.resolve()),  # where train-router finds questions.jsonl
     }
+    routers = router_figures(engine, dataset.questions, runs)
+    if routers:  # rule, learned (cross-validated), best single, oracle; `auto` figures when it ran
+        results["router"] = results.get("router", {}) | routers
     if options.judge:
         results["judge"] = _judge(engine, dataset.questions, runs, options.judge)
     out = options.out or home / "eval"

@@ -54,16 +54,10 @@ def markdown(results: Mapping[str, Any], ks: Sequence[int]) -> str:
         lines.append(f"| {name} | " + " | ".join(_cell(figures.get(c)) for c in columns) + " |")
     router = results.get("router")
     if router:
-        lines += [
-            "",
-            f"**Router** ({router['metric']}): auto {router['auto']}, best single strategy "
-            f"`{router['best_single_strategy']}` {router['best_single']}, "
-            f"per-question oracle {router['oracle']} "
-            f"(gap to best {router['gap_to_best_single']:+}, to oracle {router['gap_to_oracle']:+}).",
-        ]
+        lines += ["", *_router_lines(router), ""]
         routed = strategies.get("auto", {}).get("routed_to")
         if routed:
-            lines.append("Routed to: " + ", ".join(f"{s} {n}" for s, n in routed.items()) + ".")
+            lines.append("`auto` routed to: " + ", ".join(f"{s} {n}" for s, n in routed.items()) + ".")
     types = {t for f in strategies.values() for t in f.get("by_question_type", {})}
     if types:
         lines += ["", f"## Recall@{ks[min(1, len(ks) - 1)]} by question type", ""]
@@ -78,6 +72,25 @@ def markdown(results: Mapping[str, Any], ks: Sequence[int]) -> str:
     if answer_cols and types:
         lines += _answers_by_type(strategies, sorted(types), answer_cols)
     return "\n".join(lines) + "\n"
+
+
+def _router_lines(router: Mapping[str, Any]) -> list[str]:
+    """Rule router, learned router (cross-validated), `auto` as run, best single and oracle."""
+    lines = [f"**Routers** ({router['metric']}):", ""]
+    if "auto" in router:
+        lines.append(
+            f"- `auto` as run ({router.get('auto_router', 'rule')} router): {router['auto']} "
+            f"(gap to best {router['gap_to_best_single']:+}, to oracle {router['gap_to_oracle']:+})"
+        )
+    if "rule" in router:
+        lines.append(f"- rule router: {router['rule']}")
+        lines.append(
+            f"- learned router, {router['learned_cv_folds']}-fold cross-validated on these questions "
+            f"(each scored by a model that never saw it): {router['learned_cv']}"
+        )
+    lines.append(f"- best single strategy `{router['best_single_strategy']}`: {router['best_single']}")
+    lines.append(f"- per-question oracle: {router['oracle']}")
+    return lines
 
 
 def _answers_by_type(
@@ -148,6 +161,8 @@ def plots(out: Path, results: Mapping[str, Any], ks: Sequence[int]) -> list[Path
         axes.set_ylabel(f"Recall@{k} (%)")
     figure.suptitle("Quality versus cost")
     written.append(_save(figure, out / "quality_vs_cost.png"))
+    if "rule" in results.get("router", {}):
+        written.append(_router_plot(out, results))
     metrics = [m for m in ANSWER_METRICS if any(m in strategies[s] for s in names)]
     if metrics:
         written.append(_answer_plot(out, results, names, metrics))
@@ -168,6 +183,26 @@ def _answer_plot(out: Path, results: Mapping[str, Any], names: Sequence[str], me
     axes.set_title(f"Answer quality by strategy — {results['dataset']}")
     axes.legend()
     return _save(figure, out / "answer_quality.png")
+
+
+def _router_plot(out: Path, results: Mapping[str, Any]) -> Path:
+    import matplotlib.pyplot as plt
+
+    router = results["router"]
+    bars = {
+        "rule router": router["rule"],
+        "learned (CV)": router["learned_cv"],
+        **({f"auto ({router['auto_router']})": router["auto"]} if "auto" in router else {}),
+        f"best single\n({router['best_single_strategy']})": router["best_single"],
+        "oracle": router["oracle"],
+    }
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    axes.bar(list(bars), list(bars.values()), color="tab:blue")
+    for x, value in enumerate(bars.values()):
+        axes.annotate(f"{value:.1f}", (x, value), ha="center", va="bottom")
+    axes.set_ylabel(f"{router['metric']} (%)")
+    axes.set_title(f"Routers — {results['dataset']}")
+    return _save(figure, out / "routers.png")
 
 
 def _save(figure: Any, path: Path) -> Path:

@@ -45,6 +45,7 @@ class QuestionRun:
     routed_to: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     contexts: list[tuple[str | None, float]] = field(default_factory=list)  # (chunk id, score) returned
+    question: str = ""  # the question's text: train-router reads it from results.json
 
 
 def run_questions(
@@ -94,6 +95,7 @@ def _run_one(
         cost_usd=meta["cost_usd"],
         routed_to=response.strategy if request.strategy == AUTO else None,
         contexts=[(c.chunk_id, c.score) for c in response.contexts],
+        question=question.question,
     )
     if response.answer is not None:
         run.answer = response.answer

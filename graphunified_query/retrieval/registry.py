@@ -46,6 +46,9 @@ class Strategy:
     # Whether a deeper list may be asked for when filters leave fewer than top_k (`query_path`);
     # False where the candidates do not grow with top_k and asking again repeats LLM calls.
     deepens: bool = True
+    # Relative cost of one query, cheapest 0: dense only < dense + BM25 < graph walks < LLM calls at
+    # query time. Ties in the learned router's labels go to the cheaper strategy (`cost_order`).
+    cost: int = 2
 
 
 def _composable(
@@ -58,8 +61,8 @@ def _composable(
 STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
-        Strategy("naive", NaiveRetriever, NaiveParams, "core", "cosine over chunk vectors", ()),
-        Strategy("hybrid", HybridRetriever, HybridParams, "core", "dense + BM25, weighted RRF"),
+        Strategy("naive", NaiveRetriever, NaiveParams, "core", "cosine over chunk vectors", (), cost=0),
+        Strategy("hybrid", HybridRetriever, HybridParams, "core", "dense + BM25, weighted RRF", cost=1),
         Strategy(
             "graphrag_local",
             GraphRAGLocalRetriever,
@@ -76,6 +79,7 @@ STRATEGIES: dict[str, Strategy] = {
             "community reports, map-reduce (GraphRAG global search)",
             ("lightrag", "hybrid", "naive"),
             deepens=False,
+            cost=4,  # an LLM map over community reports per question
         ),
         Strategy(
             "lightrag",
@@ -84,6 +88,7 @@ STRATEGIES: dict[str, Strategy] = {
             "core",
             "entities and relationships, dual level (LightRAG)",
             ("hipporag", "graphrag_local", "hybrid", "naive"),
+            cost=3,  # keyword extraction by the LLM when one is configured
         ),
         Strategy(
             "hipporag",
@@ -134,3 +139,11 @@ def names(tier: Tier | None = None) -> tuple[str, ...]:
 def fallbacks() -> dict[str, tuple[str, ...]]:
     """The router's fallback chains, read from the registry."""
     return {name: s.fallbacks for name, s in STRATEGIES.items() if s.tier == "core"}
+
+
+def cost_order(name: str) -> tuple[int, int]:
+    """Sort key, cheapest first: the strategy's `cost`, then registry order (unknown names last)."""
+    order = list(STRATEGIES)
+    if name not in STRATEGIES:
+        return (10**6, len(order))
+    return (STRATEGIES[name].cost, order.index(name))

@@ -57,3 +57,8 @@ class StrategyInfo(BaseModel):
 class Strategies(BaseModel):
     default: str = AUTO
     strategies: list[StrategyInfo]
+    router: dict[str, Any] = Field(
+        default_factory=dict,
+        description="which router `auto` uses: learned (with its model's file, classes and "
+        "cross-validation figures) or rule (with why a stored model was refused, if one was)",
+    )

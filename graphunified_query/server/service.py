@@ -102,6 +102,7 @@ class QueryService:
         return Strategies(
             default=self.engine.settings.query.default_strategy,
             strategies=[self._info(name) for name in self.strategies],
+            router=self.engine.router.describe(),
         )
 
     def _info(self, name: str) -> StrategyInfo:

@@ -50,18 +50,30 @@ def test_eval_scores_every_strategy_and_the_router(
     router = results["router"]
     assert router["oracle"] >= router["best_single"] and router["oracle"] >= router["auto"]
     assert sum(strategies["auto"]["routed_to"].values()) == 3
+    # The rule router and the learned router cross-validated on the set's own questions, beside auto.
+    assert router["auto_router"] == "rule" and router["learned_cv_folds"] == 3  # one question a fold
+    assert router["best_single"] <= router["oracle"] and 0 <= router["learned_cv"] <= router["oracle"]
+    assert 0 <= router["rule"] <= router["oracle"] and sum(router["learned_cv_routed_to"].values()) == 3
     assert results["index"]["reused"] is False
     saved = json.loads((out / "results.json").read_text())
     per_question = saved["questions"]["hipporag"]
     assert [q["question_id"] for q in per_question] == ["q1", "q2", "q3"]
+    assert all(q["question"] for q in per_question) and saved["dataset_folder"] == str(TINY.resolve())
     assert all(q["ranking"] and q["answer"] for q in per_question)
     assert "| hipporag |" in (out / "report.md").read_text()
+    assert "- learned router, 3-fold cross-validated" in (out / "report.md").read_text()
     assert (
         "## Answers by question type (exact_match, f1, rouge_l, semantic_similarity)"
         in (out / "report.md").read_text()
     )
     assert all(q["rouge_l"] is not None and q["semantic"] is not None for q in per_question)
-    for plot in ("recall_at_k.png", "latency.png", "quality_vs_cost.png", "answer_quality.png"):
+    for plot in (
+        "recall_at_k.png",
+        "latency.png",
+        "quality_vs_cost.png",
+        "answer_quality.png",
+        "routers.png",
+    ):
         assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # An unchanged corpus reuses its index.
     assert main([*argv[:-1], "--strategies", "naive", "--json"]) == 0

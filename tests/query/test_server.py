@@ -194,6 +194,7 @@ def test_malformed_json_is_a_client_error(base_url: str) -> None:
 def test_strategies_list_their_params(base_url: str, engine: QueryEngine) -> None:
     status, described = call(base_url, "/strategies")
     assert status == 200 and described["default"] == "auto"
+    assert described["router"]["router"] == "rule"  # no learned router stored in this home
     params = {s["name"]: s["params"] for s in described["strategies"]}
     assert list(params) == list(engine.strategies)
     assert params["naive"] == {} and set(params["lightrag"]["mode"]["enum"]) == {
