@@ -180,7 +180,7 @@ class QueryEngine:
             self.embedder,
             generator=self.generator,
             llm=self.llm,
-            router=self.router,
+            router=self.router.rule,  # the new home's learned model, if any, is selected afresh
             query_vectors=self._context.query_vectors,
         )
         engine.source = self.source
