@@ -1,14 +1,18 @@
 """`entities`, `relationships`, `facts`: corpus-wide tables after entity resolution."""
 
+from collections import Counter
+
 import dagster as dg
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.lib.graph_elements import build_graph_elements
+from graphunified_assets.lib.relationship_keywords import spacy_phrases
 from graphunified_assets.observability import llm_usage, markdown_table, numeric, stage_timing
 from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import write_table_atomic
+from graphunified_query.providers.llm_cache import LLMCache
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
 
 
@@ -45,6 +49,8 @@ def graph_elements(
         summarize_above=graphunified.settings.extraction.summarize_above_fragments,
         embed=lambda texts: embedder.embed(texts),  # name neighbours for resolution; cached
         summarize=summarizer,
+        # Offline relationships get their sentence's theme phrases as keywords (cached by content).
+        phrases=spacy_phrases(LLMCache(graphunified.layout.relationship_keywords_cache)),
     )
     layout = graphunified.layout
     for name, table in (
@@ -78,8 +84,18 @@ def graph_elements(
         },
     )
     yield dg.MaterializeResult(
-        asset_key=RELATIONSHIPS, metadata={**numeric({"rows": elements.relationships.num_rows}), **timing}
+        asset_key=RELATIONSHIPS, metadata={**relationship_metadata(elements.relationships), **timing}
     )
     yield dg.MaterializeResult(
         asset_key=FACTS, metadata={**numeric({"rows": elements.facts.num_rows}), **timing}
     )
+
+
+def relationship_metadata(relationships: pa.Table, shown: int = 15) -> dict[str, dg.MetadataValue]:
+    """Rows, how many carry high-level keywords, and the commonest keywords (LightRAG `global`)."""
+    keywords = relationships.column("keywords").to_pylist()
+    counts = Counter(k for row in keywords for k in row or ())
+    return {
+        **numeric({"rows": relationships.num_rows, "with_keywords": sum(1 for row in keywords if row)}),
+        "top_keywords": markdown_table(["keyword", "relationships"], counts.most_common(shown)),
+    }
