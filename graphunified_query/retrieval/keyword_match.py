@@ -5,12 +5,14 @@ the joined query keywords does that by meaning (`lightrag._keyed`); this does it
 themselves, so a relationship indexed under "flood" is found by a question about floods even when
 its description is mostly names and dates. Words are weighted by rarity (IDF over the
 relationships), so "history" counts less than "flood" on a corpus of histories. A relationship's
-score is the share of the question's keyword weight its keywords cover, in [0, 1].
+score is the share of the question's keyword weight its keywords cover, in [0, 1]. It re-ranks
+the relationships the embedding found rather than adding its own: on the dev sets a common theme
+word ("film") matched thousands of relationships equally, and adding them as candidates drowned
+the relevant ones.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -37,19 +39,19 @@ class KeywordIndex:
         idf = {word: math.log(1 + n / len(found)) for word, found in rows.items()}
         return cls({w: tuple(sorted(found)) for w, found in rows.items()}, idf)
 
-    def match(self, keywords: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """(relationship row, share of the keywords' weight matched), best first."""
+    def shares(self, keywords: Sequence[str]) -> dict[int, float]:
+        """relationship row → share of the keywords' weight its keywords match (rows with any)."""
         words = list(dict.fromkeys(_words(keywords)))
         # A word no relationship has still counts in the whole: it was asked and is not there.
         weights = {w: self.idf.get(w, math.log(2 + len(self.idf))) for w in words}
         total = sum(weights.values())
         if not total:
-            return []
+            return {}
         scores: dict[int, float] = defaultdict(float)
         for word in words:
             for row in self.rows_by_word.get(word, ()):
                 scores[row] += weights[word] / total
-        return heapq.nlargest(limit, scores.items(), key=lambda item: (item[1], -item[0]))
+        return dict(scores)
 
 
 def keyword_index(snapshot: Snapshot) -> KeywordIndex:

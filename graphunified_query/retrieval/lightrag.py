@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -39,6 +39,7 @@ from graphunified_query.retrieval.params import StrategyParams, Unit
 from graphunified_query.retrieval.query_keywords import QueryKeywords, query_keywords
 
 log = logging.getLogger(__name__)
+_KEYWORD_POOL = 4  # with the word match: re-rank 4x the relationships, keep the usual depth
 Mode = Literal["local", "global", "hybrid", "naive"]
 
 
@@ -95,7 +96,7 @@ class LightRAGRetriever(RetrieverBase):
         if weights[1]:  # relationships matched on the high-level keywords (the themes)
             high = keywords.high_level if keywords else ()
             q_high = self._keyed(q, high)
-            lexical = keyword_index(snap).match(high, depth) if high and keyword_weight else []
+            lexical = keyword_index(snap).shares(high) if high and keyword_weight else {}
             self._global(q_high, depth, weights[1], entity_scores, relation_scores, lexical, keyword_weight)
         chunk_scores = self._source_chunks(q, entity_scores, relation_scores)
         ranks = chunk_ranks([snap.chunks.ids[row] for row, _, _ in chunk_scores])
@@ -160,20 +161,18 @@ class LightRAGRetriever(RetrieverBase):
         weight: float,
         entities: dict[int, float],
         relations: dict[int, float],
-        lexical: Sequence[tuple[int, float]] = (),
+        lexical: Mapping[int, float] | None = None,
         keyword_weight: float = 0.0,
     ) -> None:
         """High-level keys: relationships (by meaning, plus ``keyword_weight`` times the share of
-        the high-level keywords their own keywords match), then their endpoint entities."""
+        the high-level keywords their own keywords match), then their endpoint entities. The word
+        match re-ranks a deeper pool of the embedding's candidates (`keyword_match` says why)."""
         snap = self.snapshot
-        found = dict(snap.relationship_vectors.search(q, depth))
-        matched = dict(lexical)
-        unseen = [rel for rel in matched if rel not in found]
-        if unseen:  # found by keyword only: their similarity still counts
-            similarities = snap.relationship_vectors.vectors(unseen) @ q
-            found |= {rel: float(sim) for rel, sim in zip(unseen, similarities, strict=True)}
-        for rel, sim in found.items():
-            score = weight * (max(sim, 0.0) + keyword_weight * matched.get(rel, 0.0))
+        matched = lexical or {}
+        pool = snap.relationship_vectors.search(q, depth * _KEYWORD_POOL if matched else depth)
+        scored = [(rel, max(sim, 0.0) + keyword_weight * matched.get(rel, 0.0)) for rel, sim in pool]
+        for rel, similarity in heapq.nlargest(depth, scored, key=_by_score):
+            score = weight * similarity
             relations[rel] = relations.get(rel, 0.0) + score
             for end in ("source_id", "target_id"):
                 row = snap.entity_row.get(snap.relationships[rel][end])

@@ -94,10 +94,10 @@ def test_keyword_index_weights_rare_words_and_matches_plurals() -> None:
             {"keywords": ["local history"]},
         ]
     )
-    ranked = index.match(["flood history"], 3)
-    assert ranked[0][0] == 2 and ranked[0][1] == pytest.approx(1.0)
-    assert dict(ranked)[0] > dict(ranked)[1]  # "flood" is rarer than "history"
-    assert index.match(["cheese"], 3) == []
+    shares = index.shares(["flood history"])
+    assert max(shares, key=shares.__getitem__) == 2 and shares[2] == pytest.approx(1.0)
+    assert shares[0] > shares[1]  # "flood" is rarer than "history"
+    assert index.shares(["cheese"]) == {}
 
 
 def test_claude_splits_the_question_once_and_the_answer_is_cached(
