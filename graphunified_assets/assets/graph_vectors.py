@@ -35,16 +35,18 @@ def graph_vectors(
 ) -> dg.MaterializeResult:
     """Entity, relationship and fact vectors; unchanged descriptions come from the embedding cache."""
     embedder = graphunified.embedder()
+    keyword_weight = graphunified.settings.graph.relationship_keyword_weight  # LightRAG's keywords
+    texts_of = {**_TEXTS, RELATIONSHIPS: lambda row: relationship_text(row, keywords=keyword_weight > 0)}
     db = lancedb.connect(str(graphunified.layout.lancedb))
     metadata: dict[str, object] = {"model": embedder.model_name}
     for source, target in VECTOR_TABLES.items():
         table = read_table(graphunified.layout.table_path(source))
         rows = table.to_pylist()
-        texts = [_TEXTS[source](row) for row in rows]
+        texts = [texts_of[source](row) for row in rows]
         if not texts:
             vectors = np.zeros((0, embedder.dimension), np.float32)
         elif source == RELATIONSHIPS:
-            vectors = relationship_vectors(rows, embedder.embed)
+            vectors = relationship_vectors(rows, embedder.embed, keyword_weight=keyword_weight)
         else:
             vectors = embedder.embed(texts)
         dimension = vectors.shape[1] if len(texts) else embedder.dimension  # cached rows fix the size

@@ -100,6 +100,9 @@ def test_the_relationship_vector_and_text_carry_the_keywords() -> None:
 
     row = {"source": "Hale Mill", "target": "River Harrow", "type": "ON", "description": "stood on"}
     plain = relationship_vectors([row], embed)[0]
-    keyed = relationship_vectors([{**row, "keywords": ["flood"]}], embed)[0]
+    keyed_row = {**row, "keywords": ["flood", "damage"]}
+    assert np.array_equal(relationship_vectors([keyed_row], embed)[0], plain)  # weight 0: the default
+    keyed = relationship_vectors([keyed_row], embed, keyword_weight=0.25)[0]
     assert keyed[0] > 0 == plain[0]  # the keyword's direction is in the vector
-    assert relationship_text({**row, "keywords": ["flood", "damage"]}).startswith("[flood, damage] Hale Mill")
+    assert relationship_text(keyed_row, keywords=True).startswith("[flood, damage] Hale Mill")
+    assert relationship_text(keyed_row) == "Hale Mill ON River Harrow: stood on"
