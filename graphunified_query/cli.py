@@ -221,6 +221,8 @@ def _human(response: Any) -> str:
         lines += [response.answer, ""]
     why = f" — {meta['router_reason']}" if meta.get("router_reason") else ""
     lines.append(f"strategy: {response.strategy}{why}")
+    if meta.get("retrieval_explain"):  # what the strategy did with the question (lightrag's keywords)
+        lines.append(str(meta["retrieval_explain"]))
     lines.append(
         f"{meta['latency_ms']:.0f} ms (retrieval {meta['retrieval_latency_ms']:.0f} ms), "
         f"{meta['llm_calls']} LLM calls, ${meta['cost_usd']:.4f}"

@@ -66,6 +66,11 @@ class HomeLayout:
         return self.cache / "extractions.sqlite"
 
     @property
+    def relationship_keywords_cache(self) -> Path:
+        """Theme phrases of relationship sentences by content (offline relationship keywords)."""
+        return self.cache / "relationship_keywords.sqlite"
+
+    @property
     def index_state(self) -> Path:
         return self.home / "state.sqlite"
 

@@ -119,6 +119,7 @@ _relationship_record = pa.struct(
         ("type", pa.string()),
         ("description", pa.string()),
         ("strength", pa.float64()),
+        ("keywords", pa.list_(pa.string())),  # high-level (thematic) keywords; older rows lack it
     ]
 )
 _fact_record = pa.struct([("subject", pa.string()), ("predicate", pa.string()), ("object", pa.string())])
@@ -165,6 +166,8 @@ RELATIONSHIPS_SCHEMA = pa.schema(
         ("source_id", pa.string()),
         ("target_id", pa.string()),
         ("type", pa.string()),
+        # LightRAG's high-level keywords of the relationship, most frequent over its mentions first
+        ("keywords", _strings),
     ]
 )
 

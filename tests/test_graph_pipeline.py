@@ -148,6 +148,24 @@ def _check_names(asset: str) -> list[str]:
     }[asset]
 
 
+def test_claude_relationship_keywords_reach_the_relationships_table_and_its_metadata(
+    home: Path, input_dir: Path, servers: tuple[FakeAnthropicServer, FakeVoyageServer]
+) -> None:
+    claude, _ = servers
+    index(_resource(home, input_dir), echo=lambda _: None)
+    extraction = next(b for b in claude.bodies if b["tools"][0]["name"] == "record_extraction")
+    schema = extraction["tools"][0]["input_schema"]["properties"]["relationships"]["items"]
+    assert "keywords" in schema["required"] and "keywords" in extraction["system"][0]["text"]
+    relationships = pq.read_table(HomeLayout.at(home).table_path("relationships")).to_pylist()
+    assert relationships and all(r["keywords"] == ["shared mention"] for r in relationships)
+    instance = dg.DagsterInstance.get()
+    event = instance.get_latest_materialization_event(dg.AssetKey("relationships"))
+    assert event is not None and event.asset_materialization is not None
+    metadata = event.asset_materialization.metadata
+    assert metadata["with_keywords"].value == len(relationships)
+    assert "shared mention" in str(metadata["top_keywords"].value)
+
+
 def test_refresh_rebuilds_the_global_stage_without_new_model_calls(
     home: Path, input_dir: Path, servers: tuple[FakeAnthropicServer, FakeVoyageServer]
 ) -> None:

@@ -1,15 +1,19 @@
 """`entities`, `relationships`, `facts`: corpus-wide tables after entity resolution."""
 
+from collections import Counter
+
 import dagster as dg
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.lib.graph_elements import build_graph_elements
 from graphunified_assets.lib.resolution_pairs import PairMemory
+from graphunified_assets.lib.relationship_keywords import spacy_phrases
 from graphunified_assets.observability import llm_usage, markdown_table, numeric, stage_timing
 from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import write_table_atomic
+from graphunified_query.providers.llm_cache import LLMCache
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
 
 PAIR_MEMORY = "resolution_pairs.json.gz"  # in the home's cache folder: deleting it costs one full resolution
@@ -52,6 +56,8 @@ def graph_elements(
         embed=lambda texts: embedder.embed(texts),  # name neighbours for resolution; cached
         summarize=summarizer,
         memory=memory,
+        # Offline relationships get their sentence's theme phrases as keywords (cached by content).
+        phrases=spacy_phrases(LLMCache(graphunified.layout.relationship_keywords_cache)),
     )
     memory.save(layout.cache / PAIR_MEMORY)
     for name, table in (
@@ -86,8 +92,18 @@ def graph_elements(
         },
     )
     yield dg.MaterializeResult(
-        asset_key=RELATIONSHIPS, metadata={**numeric({"rows": elements.relationships.num_rows}), **timing}
+        asset_key=RELATIONSHIPS, metadata={**relationship_metadata(elements.relationships), **timing}
     )
     yield dg.MaterializeResult(
         asset_key=FACTS, metadata={**numeric({"rows": elements.facts.num_rows}), **timing}
     )
+
+
+def relationship_metadata(relationships: pa.Table, shown: int = 15) -> dict[str, dg.MetadataValue]:
+    """Rows, how many carry high-level keywords, and the commonest keywords (LightRAG `global`)."""
+    keywords = relationships.column("keywords").to_pylist()
+    counts = Counter(k for row in keywords for k in row or ())
+    return {
+        **numeric({"rows": relationships.num_rows, "with_keywords": sum(1 for row in keywords if row)}),
+        "top_keywords": markdown_table(["keyword", "relationships"], counts.most_common(shown)),
+    }

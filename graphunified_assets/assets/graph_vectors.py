@@ -47,6 +47,7 @@ def graph_vectors(
 ) -> dg.MaterializeResult:
     """Entity, relationship and fact vectors; unchanged descriptions come from the embedding cache."""
     embedder = graphunified.embedder()
+    keyword_weight = graphunified.settings.graph.relationship_keyword_weight  # LightRAG's keywords
     db = lancedb.connect(str(graphunified.layout.lancedb))
     metadata: dict[str, object] = {"model": embedder.model_name}
     calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
@@ -54,7 +55,7 @@ def graph_vectors(
     for source, target in VECTOR_TABLES.items():
         table = read_table(graphunified.layout.table_path(source))
         keep_matrix = table.num_rows >= ivf.MIN_ROWS
-        matrix = _write(db, target, _slices(table, source, counter, embedder.model_name), keep_matrix)
+        matrix = _write(db, target, _slices(table, source, counter, embedder.model_name, keyword_weight), keep_matrix)
         if matrix is None:  # no rows: an empty table of the model's size
             empty = np.zeros((0, embedder.dimension), np.float32)
             db.create_table(target, data=_batch(pa.array([], pa.string()), [], empty, ""), mode="overwrite")
@@ -126,17 +127,19 @@ def _write(
 
 
 def _slices(
-    table: pa.Table, source: str, counter: _Counter, model: str
+    table: pa.Table, source: str, counter: _Counter, model: str, keyword_weight: float
 ) -> Iterator[tuple[pa.RecordBatch, np.ndarray]]:
-    """(LanceDB batch, its float32 vectors) per ``SLICE_ROWS`` rows of ``table``."""
+    """(LanceDB batch, its float32 vectors) per ``SLICE_ROWS`` rows of ``table``;
+    ``keyword_weight`` > 0 adds relationships' LightRAG keywords to their vectors."""
     for start in range(0, table.num_rows, SLICE_ROWS):
         part = table.slice(start, SLICE_ROWS)
         rows = part.to_pylist()
-        texts = [_TEXTS[source](row) for row in rows]
         if source == RELATIONSHIPS:
+            texts = [relationship_text(row, keywords=keyword_weight > 0) for row in rows]
             counter.requested += 3 * len(rows)  # description, source name, target name
-            vectors = relationship_vectors(rows, counter.embed)
+            vectors = relationship_vectors(rows, counter.embed, keyword_weight=keyword_weight)
         else:
+            texts = [_TEXTS[source](row) for row in rows]
             counter.requested += len(rows)
             vectors = embed_rows(texts, counter.embed)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_assets.lib.description_summary import sentences
+from graphunified_assets.lib.relationship_keywords import Phrases, ranked, with_keywords
 from graphunified_assets.lib.resolution import (
     EntityMention,
     Resolution,
@@ -36,6 +37,7 @@ class _Edge:
     descriptions: list[str] = field(default_factory=list)
     chunks: set[str] = field(default_factory=set)
     types: Counter[str] = field(default_factory=Counter)
+    keywords: Counter[str] = field(default_factory=Counter)  # over its mentions, for `ranked`
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,14 @@ def build_graph_elements(
     embed: Embed | None = None,
     summarize: Summarize | None = None,
     memory: PairMemory | None = None,
+    phrases: Phrases | None = None,
 ) -> GraphElements:
     """``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document; ``memory``
-    carries resolution's candidate pairs from the last build (an update compares only new names)."""
+    carries resolution's candidate pairs from the last build (an update compares only new names);
+    ``phrases`` gives relationships the extractor left without keywords their sentence's theme
+    phrases."""
+    if phrases is not None:
+        rows = with_keywords(rows, phrases)
     mentions = [
         EntityMention(e["name"], e["type"], e["description"], row["chunk_id"])
         for row in rows
@@ -111,6 +118,7 @@ def _aggregate_edges(rows: Sequence[dict[str, Any]], resolution: Resolution) -> 
             edge.weight += rel["strength"]
             edge.chunks.add(row["chunk_id"])
             edge.types[rel["type"]] += 1
+            edge.keywords.update(rel.get("keywords") or ())  # older extraction rows have none
             if rel["description"] and rel["description"] not in edge.descriptions:
                 edge.descriptions.append(rel["description"])
     return edges
@@ -174,6 +182,7 @@ def _relationships_table(
                 "source_id": source,
                 "target_id": target,
                 "type": edge.types.most_common(1)[0][0],
+                "keywords": ranked(edge.keywords),
             }
         )
     return pa.Table.from_pylist(rows, schema=RELATIONSHIPS_SCHEMA)

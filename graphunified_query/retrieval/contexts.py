@@ -57,6 +57,8 @@ def relationship_result(
 ) -> RetrievalResult:
     rel = snapshot.relationships[row]
     text = f"{rel['source']} -> {rel['target']} ({rel['type']}): {rel['description']}"
+    if rel.get("keywords"):  # LightRAG's high-level keywords (homes built before them have none)
+        metadata = {"keywords": list(rel["keywords"]), **metadata}
     return _anchored(
         snapshot,
         text,

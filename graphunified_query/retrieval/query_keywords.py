@@ -10,11 +10,12 @@ director of film Jump for Glory?" → low ["Jump for Glory"], high ["director", 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Span
 
 _THEME_POS = {"NOUN", "ADJ"}
 
@@ -39,14 +40,29 @@ def split_keywords(doc: Doc) -> QueryKeywords:
     from graphunified_query.router import question_entities
 
     low = tuple(name for name, _ in question_entities(doc))
-    name_words = {word.lower() for name in low for word in name.split()}
-    high: list[str] = []
-    for chunk in doc.noun_chunks:
+    return QueryKeywords(low, tuple(theme_phrases(doc, name_words(low))))
+
+
+def theme_phrases(text: Doc | Span, excluded: Collection[str] = ()) -> list[str]:
+    """The theme words of each noun phrase, in order: its nouns and adjectives outside any named
+    entity, stop word or ``excluded`` word (lowercase). The same rule makes a relationship's
+    offline keywords from its sentence, so the two sides of `global` mode speak alike."""
+    phrases: list[str] = []
+    for chunk in text.noun_chunks:
         words = [
             t.text.lower()
             for t in chunk
-            if t.pos_ in _THEME_POS and t.ent_iob_ == "O" and t.text.lower() not in name_words
+            if t.pos_ in _THEME_POS
+            and t.ent_iob_ == "O"
+            and not t.is_stop
+            and t.is_alpha
+            and t.text.lower() not in excluded
         ]
         if words:
-            high.append(" ".join(words))
-    return QueryKeywords(low, tuple(dict.fromkeys(high)))
+            phrases.append(" ".join(words))
+    return list(dict.fromkeys(phrases))
+
+
+def name_words(names: Collection[str]) -> set[str]:
+    """The lowercase words of names, which a theme phrase must not repeat."""
+    return {word.lower() for name in names for word in name.split()}

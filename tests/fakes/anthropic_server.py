@@ -70,6 +70,7 @@ def cooccurrence_extraction(chunk: str, names: Mapping[str, str]) -> dict[str, A
                 "type": "RELATED",
                 "description": f"{a} relates to {b}.",
                 "strength": 1,
+                "keywords": ["shared mention"],  # LightRAG's high-level keywords of the relation
             }
             for i, a in enumerate(found)
             for b in found[i + 1 :]

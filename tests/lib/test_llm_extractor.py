@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from graphunified_assets.assets.extraction import extractions_table
 from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
 from graphunified_assets.lib.extraction.records import ChunkText, Extractor
 from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME
@@ -30,6 +31,7 @@ FIRST = {
             "type": "FOUNDED",
             "description": "d",
             "strength": 9,
+            "keywords": ["Industry", "founding", "industry"],
         },
         {"source": "Thomas Hale", "target": "Eastfold", "type": "LIVED_IN", "strength": 99},
         {"source": "Thomas Hale", "target": "Somebody Else", "type": "KNEW", "strength": 3},
@@ -99,6 +101,13 @@ def test_extraction_with_gleaning_and_salvage(tmp_path: Path) -> None:
         ("Thomas Hale", "FOUNDED", "Hale Mill"),
         ("Thomas Hale", "BORN_IN", "Eastfold"),
     }
+    # LightRAG's high-level keywords: asked for in the tool, kept (cleaned) on the relationship.
+    relationship_item = first["tools"][0]["input_schema"]["properties"]["relationships"]["items"]
+    assert "keywords" in relationship_item["required"]
+    founded = next(r for r in result.relationships if r.type == "FOUNDED")
+    assert founded.keywords == ("industry", "founding")
+    stored = extractions_table([result], {"c1": "d1"}, extractor.name).to_pylist()[0]["relationships"]
+    assert next(r for r in stored if r["type"] == "FOUNDED")["keywords"] == ["industry", "founding"]
     assert len(result.facts) == 2
     # Nameless entity, strength 99, and the edge to an entity never extracted: dropped and counted.
     assert result.dropped_records == 3

@@ -117,6 +117,12 @@ def test_retrieve_and_auto(base_url: str) -> None:
         base_url, "/retrieve", {"question": QUESTION, "strategy": "lightrag", "params": {"mode": "local"}}
     )
     assert status == 200 and local["strategy"] == "lightrag"
+    # LightRAG's dual-level keywords: the params model's fields are the request's params.
+    keyed = {"dual_keywords": True, "keyword_weight": 0.8}
+    body = {"question": QUESTION, "strategy": "lightrag", "params": keyed}
+    status, dual = call(base_url, "/retrieve", body)
+    assert status == 200 and dual["metadata"]["retrieval_keywords"]["low_level"]
+    assert dual["metadata"]["retrieval_explain"].startswith("lightrag hybrid (offline keywords)")
 
 
 def test_concurrent_requests(base_url: str) -> None:

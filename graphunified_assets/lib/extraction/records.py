@@ -12,6 +12,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+MAX_KEYWORDS = 8  # LightRAG asks for a few thematic words per relationship; more is noise
+
 
 class _Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
@@ -34,6 +36,20 @@ class ExtractedRelationship(_Record):
     type: str = "RELATED_TO"
     description: str = ""
     strength: float = Field(1.0, ge=0.0, le=10.0)
+    # LightRAG's high-level keywords: the themes of the relation ("career", "film direction"),
+    # not its entities. Empty when the extractor gives none (the offline extractor: the graph
+    # stage then takes key phrases of the relationship's sentence, see `relationship_keywords`).
+    keywords: tuple[str, ...] = ()
+
+    @field_validator("keywords", mode="before")
+    @classmethod
+    def _keyword_list(cls, value: object) -> object:
+        """A comma-separated string (a model's slip) is a list; blanks and repeats go; bounded."""
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            return items
+        cleaned = [str(k).strip().lower() for k in items if isinstance(k, str) and k.strip()]
+        return tuple(dict.fromkeys(cleaned))[:MAX_KEYWORDS]
 
 
 class ExtractedFact(_Record):

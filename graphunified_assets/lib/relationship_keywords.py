@@ -1,0 +1,99 @@
+"""LightRAG's high-level keywords of relationships: made where the extractor gave none, merged.
+
+LightRAG's extraction prompt asks the LLM for each relationship's "high-level keywords", the
+themes of the relation rather than its entities, and indexes the relationship by them; `global`
+query mode matches a question's themes against them. The LLM extractor's tool asks for them too.
+The offline extractor gives none, so here, before relationships are aggregated, each relationship
+without keywords gets the theme phrases of its own sentence (its description: the offline
+extractor's description *is* the sentence, or two), minus the words of its two entity names.
+
+This runs in the graph stage, not in the extractor, so adding it left the per-chunk extraction
+cache valid (a full re-extraction of a dev set costs half an hour). Parsing is the cost: each
+distinct description is parsed once per process, and its phrases are cached on disk by content
+(SHA-256 of the description and this module's source), so a re-run parses nothing it parsed before.
+
+Merging: an edge seen in several chunks has the union of its mentions' keywords, the most
+frequent first (then first seen), at most `MAX_EDGE_KEYWORDS`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from graphunified_query.providers.llm_cache import LLMCache, request_key
+
+MAX_EDGE_KEYWORDS = 10
+MAX_MENTION_KEYWORDS = 8  # per relationship mention; as records.MAX_KEYWORDS for the LLM's
+Phrases = Callable[[list[str]], list[list[str]]]  # descriptions -> their theme phrases
+
+
+def spacy_phrases(cache: LLMCache | None = None) -> Phrases:
+    """Theme phrases of texts with the shared spaCy pipeline (loaded once per process), cached by
+    content when ``cache`` is given."""
+    from graphunified_assets.lib.extraction.extraction_cache import source_digest
+    from graphunified_query.retrieval import query_keywords
+    from graphunified_query.spacy_text import DEFAULT_MODEL, load_pipeline
+
+    version = {
+        "relationship_keywords": source_digest(sys.modules[__name__], query_keywords),
+        "model": DEFAULT_MODEL,
+    }
+
+    def phrases(texts: list[str]) -> list[list[str]]:
+        keys = [request_key({**version, "text": text}) for text in texts]
+        found: dict[int, list[str]] = {}
+        if cache is not None:
+            for i, key in enumerate(keys):
+                entry = cache.get(key)
+                if entry is not None:
+                    found[i] = list(entry["phrases"])
+        missing = [i for i in range(len(texts)) if i not in found]
+        if missing:
+            docs = load_pipeline().pipe((texts[i] for i in missing), batch_size=64)
+            for i, doc in zip(missing, docs, strict=True):
+                found[i] = query_keywords.theme_phrases(doc)
+                if cache is not None:
+                    cache.put(keys[i], {"phrases": found[i]})
+        return [found[i] for i in range(len(texts))]
+
+    return phrases
+
+
+def with_keywords(rows: Sequence[dict[str, Any]], phrases: Phrases) -> list[dict[str, Any]]:
+    """Extraction rows whose relationships all carry keywords: the extractor's where it gave
+    some, else the theme phrases of the relationship's description without its entity names."""
+    bare = [rel for row in rows for rel in row["relationships"] if not rel.get("keywords")]
+    texts = list(dict.fromkeys(rel["description"] for rel in bare if rel["description"]))
+    by_text = dict(zip(texts, phrases(texts), strict=True)) if texts else {}
+    out = []
+    for row in rows:
+        relationships = []
+        for rel in row["relationships"]:
+            if not rel.get("keywords"):
+                names = _words([rel["source"], rel["target"]])
+                found = by_text.get(rel["description"], [])
+                rel = {**rel, "keywords": without_names(found, names)[:MAX_MENTION_KEYWORDS]}
+            relationships.append(rel)
+        out.append({**row, "relationships": relationships})
+    return out
+
+
+def without_names(phrases: Iterable[str], name_words: set[str]) -> list[str]:
+    """Each phrase without the entity names' words; phrases left empty are dropped."""
+    kept = (" ".join(w for w in phrase.split() if w not in name_words) for phrase in phrases)
+    return list(dict.fromkeys(p for p in kept if p))
+
+
+def ranked(counts: Counter[str], limit: int = MAX_EDGE_KEYWORDS) -> list[str]:
+    """The most frequent keywords first; ties keep the order they were first seen in."""
+    order = {k: i for i, k in enumerate(counts)}
+    return sorted(counts, key=lambda k: (-counts[k], order[k]))[:limit]
+
+
+def _words(names: Iterable[str]) -> set[str]:
+    from graphunified_query.retrieval.query_keywords import name_words
+
+    return name_words(list(names))

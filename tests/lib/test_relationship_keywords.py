@@ -1,0 +1,108 @@
+"""LightRAG's relationship keywords: offline key phrases of the sentence, cached, merged, embedded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from graphunified_assets.lib.extraction.records import ExtractedRelationship
+from graphunified_assets.lib.graph_elements import build_graph_elements
+from graphunified_assets.lib.relationship_keywords import Phrases, spacy_phrases, with_keywords
+from graphunified_assets.lib.relationship_vectors import relationship_text, relationship_vectors
+from graphunified_query import spacy_text
+from graphunified_query.providers.llm_cache import LLMCache
+
+SENTENCE = (
+    "Thomas Hale founded the Hale Mill, a large woollen textile factory on the river, "
+    "after an early apprenticeship in Leeds."
+)
+
+
+def _rel(source: str, target: str, description: str, **extra: Any) -> dict[str, Any]:
+    rel = {"source": source, "target": target, "type": "FOUNDED", "description": description, "strength": 1.0}
+    return rel | extra
+
+
+def _row(chunk: str, *rels: dict[str, Any]) -> dict[str, Any]:
+    names = {n for r in rels for n in (r["source"], r["target"])}
+    return {
+        "chunk_id": chunk,
+        "document_id": f"doc-{chunk}",
+        "entities": [{"name": n, "type": "ORGANIZATION", "description": n} for n in sorted(names)],
+        "relationships": list(rels),
+        "facts": [],
+    }
+
+
+def _counting(phrases: Phrases, calls: list[list[str]]) -> Phrases:
+    def wrapped(texts: list[str]) -> list[list[str]]:
+        calls.append(texts)
+        return phrases(texts)
+
+    return wrapped
+
+
+def test_offline_keywords_are_the_sentence_themes_without_the_entity_names() -> None:
+    rows = with_keywords([_row("c1", _rel("Thomas Hale", "Hale Mill", SENTENCE))], spacy_phrases())
+    keywords = rows[0]["relationships"][0]["keywords"]
+    assert keywords == ["large woollen textile factory", "river", "early apprenticeship"]
+    words = {w for k in keywords for w in k.split()}
+    assert not words & {"thomas", "hale", "mill", "leeds"}  # names are low-level, not themes
+
+
+def test_extractor_keywords_are_kept_and_phrases_are_cached_by_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = LLMCache(tmp_path / "keywords.sqlite")
+    calls: list[list[str]] = []
+    given = _rel("Thomas Hale", "Hale Mill", SENTENCE, keywords=["industry founding"])
+    rows = [_row("c1", given, _rel("Hale Mill", "River Harrow", SENTENCE))]
+    first = with_keywords(rows, _counting(spacy_phrases(cache), calls))
+    assert first[0]["relationships"][0]["keywords"] == ["industry founding"]  # the extractor's stay
+    assert "river" not in first[0]["relationships"][1]["keywords"]  # this pair's own name words go
+    assert calls == [[SENTENCE]] and len(cache) == 1  # one distinct sentence, parsed once
+
+    def no_parsing(*_: object) -> None:
+        raise AssertionError("a cached sentence was parsed again")
+
+    monkeypatch.setattr(spacy_text, "load_pipeline", no_parsing)
+    assert with_keywords(rows, spacy_phrases(cache)) == first  # a later run reads the cache
+
+
+def test_duplicates_across_documents_union_their_keywords_most_frequent_first() -> None:
+    rows = [
+        _row("c1", _rel("Hale Mill", "River Harrow", "x", keywords=["water power", "location"])),
+        _row("c2", _rel("River Harrow", "Hale Mill", "y", keywords=["flood", "location"])),
+        _row("c3", _rel("Hale Mill", "River Harrow", "z", keywords=["flood", "location", "damage"])),
+    ]
+    elements = build_graph_elements(rows, summarize_above=10)
+    (edge,) = elements.relationships.to_pylist()
+    assert edge["keywords"] == ["location", "flood", "water power", "damage"]
+    assert elements.relationships.schema.field("keywords").type.value_type == "string"
+
+
+def test_extracted_relationship_keywords_are_cleaned_and_bounded() -> None:
+    rel = ExtractedRelationship(source="A", target="B", keywords="Flood,  damage , ,flood")  # type: ignore[arg-type]
+    assert rel.keywords == ("flood", "damage")
+    many = ExtractedRelationship(source="A", target="B", keywords=[f"k{i}" for i in range(20)])
+    assert len(many.keywords) == 8
+    assert ExtractedRelationship(source="A", target="B").keywords == ()
+
+
+def test_the_relationship_vector_and_text_carry_the_keywords() -> None:
+    def embed(texts: list[str]) -> np.ndarray:
+        # a deterministic toy embedding: one dimension per distinct word
+        vocabulary = ["flood", "mill", "river", "hale", "harrow", "stood", "on"]
+        return np.array([[t.lower().count(w) for w in vocabulary] + [1.0] for t in texts], np.float32)
+
+    row = {"source": "Hale Mill", "target": "River Harrow", "type": "ON", "description": "stood on"}
+    plain = relationship_vectors([row], embed)[0]
+    keyed_row = {**row, "keywords": ["flood", "damage"]}
+    assert np.array_equal(relationship_vectors([keyed_row], embed)[0], plain)  # weight 0: the default
+    keyed = relationship_vectors([keyed_row], embed, keyword_weight=0.25)[0]
+    assert keyed[0] > 0 == plain[0]  # the keyword's direction is in the vector
+    assert relationship_text(keyed_row, keywords=True).startswith("[flood, damage] Hale Mill")
+    assert relationship_text(keyed_row) == "Hale Mill ON River Harrow: stood on"
