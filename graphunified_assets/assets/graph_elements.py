@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.lib.graph_elements import build_graph_elements
-from graphunified_assets.lib.resolution_pairs import PairMemory
 from graphunified_assets.lib.relationship_keywords import spacy_phrases
+from graphunified_assets.lib.resolution_pairs import PairMemory
 from graphunified_assets.observability import llm_usage, markdown_table, numeric, stage_timing
 from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource

@@ -55,7 +55,9 @@ def graph_vectors(
     for source, target in VECTOR_TABLES.items():
         table = read_table(graphunified.layout.table_path(source))
         keep_matrix = table.num_rows >= ivf.MIN_ROWS
-        matrix = _write(db, target, _slices(table, source, counter, embedder.model_name, keyword_weight), keep_matrix)
+        matrix = _write(
+            db, target, _slices(table, source, counter, embedder.model_name, keyword_weight), keep_matrix
+        )
         if matrix is None:  # no rows: an empty table of the model's size
             empty = np.zeros((0, embedder.dimension), np.float32)
             db.create_table(target, data=_batch(pa.array([], pa.string()), [], empty, ""), mode="overwrite")
