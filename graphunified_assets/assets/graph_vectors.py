@@ -63,7 +63,8 @@ def graph_vectors(
             db.create_table(target, data=_batch(pa.array([], pa.string()), [], empty, ""), mode="overwrite")
         lists_path = graphunified.layout.index_path(ivf.ivf_file(target))
         if keep_matrix:
-            ivf.save(lists_path, ivf.build(matrix, table.column("id").to_pylist()))
+            previous = ivf.load_previous(lists_path)  # an update re-clusters from these centroids
+            ivf.save(lists_path, ivf.build(matrix, table.column("id").to_pylist(), previous=previous))
             metadata[f"{target}_lists"] = round(ivf.LISTS_PER_SQRT_ROWS * table.num_rows**0.5)
         else:
             lists_path.unlink(missing_ok=True)  # small tables are searched exactly
