@@ -9,6 +9,7 @@ from graphunified_assets.observability import llm_usage, markdown_table, numeric
 from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import write_table_atomic
+from graphunified_query.providers.fused_embedder import primary_embedder
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
 
 
@@ -43,7 +44,8 @@ def graph_elements(
     elements = build_graph_elements(
         rows,
         summarize_above=graphunified.settings.extraction.summarize_above_fragments,
-        embed=lambda texts: embedder.embed(texts),  # name neighbours for resolution; cached
+        # Name neighbours for resolution (cached); its cosine threshold is the first model's.
+        embed=lambda texts: primary_embedder(embedder).embed(texts),
         summarize=summarizer,
     )
     layout = graphunified.layout

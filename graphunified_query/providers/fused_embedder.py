@@ -67,3 +67,17 @@ def primary_vectors(embedder: Embedder, vectors: np.ndarray) -> np.ndarray:
     if isinstance(provider, FusedEmbedder):
         return provider.segment(vectors, 0)
     return np.asarray(vectors, dtype=np.float32)
+
+
+def primary_embedder(embedder: Embedder) -> Embedder:
+    """The first model alone (behind the same cache) when `embedder` fuses several, else `embedder`:
+    for index-time decisions whose cosine thresholds were calibrated on it (entity resolution,
+    synonym edges), which then neither change nor pay for the other models' vectors."""
+    from graphunified_query.providers.embedding_cache import CachedEmbedder  # it imports this module
+
+    provider = getattr(embedder, "provider", embedder)
+    if not isinstance(provider, FusedEmbedder):
+        return embedder
+    if isinstance(embedder, CachedEmbedder):
+        return CachedEmbedder(provider.parts[0], embedder.cache)
+    return provider.parts[0]

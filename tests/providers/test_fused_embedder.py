@@ -17,7 +17,7 @@ from graphunified_query.providers import (
     check_same_model,
     make_embedder,
 )
-from graphunified_query.providers.fused_embedder import FusedEmbedder, primary_vectors
+from graphunified_query.providers.fused_embedder import FusedEmbedder, primary_embedder, primary_vectors
 from graphunified_query.settings import EmbeddingSettings, Settings, SettingsError, load_settings
 
 E5 = "multilingual-e5-small-q4"
@@ -163,3 +163,17 @@ def test_prefix_settings_are_checked_and_name_the_vectors(tmp_path: Path) -> Non
 def load_settings_from(home: Path, values: dict) -> Settings:
     (home / "settings.yaml").write_text(yaml.safe_dump(values))
     return load_settings(home, environ={})
+
+
+def test_thresholds_calibrated_on_the_first_model_see_only_its_vectors(tmp_path: Path) -> None:
+    a = TableEmbedder("a", {"alpha": [1, 0], "beta": [0.6, 0.8]})
+    b = TableEmbedder("b", {"alpha": [1, 0, 0], "beta": [1, 0, 0]})  # b finds them identical
+    cached = CachedEmbedder(FusedEmbedder([a, b], [1, 3]), EmbeddingCache(tmp_path / "e.sqlite"))
+    first = primary_embedder(cached)
+    vectors = first.embed(["alpha", "beta"])
+    assert first.model_name == "a" and b.asked == []  # the other model is neither asked nor mixed in
+    assert vectors[0] @ vectors[1] == pytest.approx(0.6)
+    fused = cached.embed(["alpha", "beta"])
+    assert fused[0] @ fused[1] == pytest.approx(0.25 * 0.6 + 0.75 * 1.0)
+    assert a.asked == [["alpha", "beta"]]  # the fused call found model a's vectors in the cache
+    assert primary_embedder(make_embedder(EmbeddingSettings(provider="local"), {})).model_name == MINILM
