@@ -177,3 +177,10 @@ def test_thresholds_calibrated_on_the_first_model_see_only_its_vectors(tmp_path:
     assert fused[0] @ fused[1] == pytest.approx(0.25 * 0.6 + 0.75 * 1.0)
     assert a.asked == [["alpha", "beta"]]  # the fused call found model a's vectors in the cache
     assert primary_embedder(make_embedder(EmbeddingSettings(provider="local"), {})).model_name == MINILM
+
+
+def test_the_research_preset_fuses_minilm_with_e5() -> None:
+    from graphunified_query.presets import preset_settings
+
+    assert [m.name for m in preset_settings("research").embedding.models] == [MINILM, E5]
+    assert [m.name for m in Settings().embedding.models] == [MINILM]  # the measured default
