@@ -8,14 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.engine import QueryEngine
 from graphunified_query.layout import HomeLayout
 from graphunified_query.parquet_store import read_table
 from graphunified_query.providers import EmbeddingModelMismatch
 from graphunified_query.tables import SYNONYMS
-from tests.query.conftest import FIXTURE
+from tests.query.conftest import FIXTURE, OFFLINE_SETTINGS, index_offline
 
 FUSED = (
     "embedding:\n  provider: local\n  models:\n    - name: all-MiniLM-L6-v2\n"
@@ -25,14 +23,7 @@ FUSED = (
 
 @pytest.fixture(scope="module")
 def fused_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    home = tmp_path_factory.mktemp("fused-home")
-    (home / "settings.yaml").write_text(FUSED)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DAGSTER_HOME", str(home / "dagster"))
-        patch.delenv("ANTHROPIC_API_KEY", raising=False)
-        patch.delenv("VOYAGE_API_KEY", raising=False)
-        index(GraphUnifiedResource(home=str(home), input_dir=str(FIXTURE)), echo=lambda _: None)
-    return home
+    return index_offline(FIXTURE, tmp_path_factory.mktemp("fused-home"), FUSED)
 
 
 def test_every_strategy_ranks_by_the_fused_vectors(fused_home: Path) -> None:
@@ -47,7 +38,7 @@ def test_every_strategy_ranks_by_the_fused_vectors(fused_home: Path) -> None:
 
 
 def test_an_engine_with_another_model_list_is_refused(fused_home: Path) -> None:
-    (fused_home / "settings.yaml").write_text("embedding:\n  provider: local\nllm:\n  provider: offline\n")
+    (fused_home / "settings.yaml").write_text(OFFLINE_SETTINGS)
     try:
         with pytest.raises(EmbeddingModelMismatch, match="fused"):
             QueryEngine.open(fused_home, environ={})
