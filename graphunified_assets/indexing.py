@@ -85,6 +85,7 @@ def _index(
     started: float,
 ) -> IndexReport:
     layout = resource.layout
+    resource.embedder()  # a model of embedding.models that cannot load stops here, before any run
     defs = build_definitions(resource)
     instance = prepare_instance(resource)
     for run_id in refuse_foreign_runs(instance, layout.home):

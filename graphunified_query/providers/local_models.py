@@ -32,10 +32,11 @@ def _import(entry: EmbeddingModelSettings) -> ModuleType:
     try:
         return importlib.import_module(package)
     except ImportError as error:
-        hint = f"pip install {model.distribution}" if package == model.package else f"install {package}"
+        own = "" if package == model.package else f" for its own package {model.package!r}"
         raise EmbeddingError(
-            f"embedding.models names {entry.name!r}, whose package {package!r} does not import ({error}); "
-            f"`{hint}`, or remove {entry.name!r} from embedding.models."
+            f"embedding.models names {entry.name!r}, whose package {package!r} does not import ({error}). "
+            f"Install it (`pip install {model.distribution}`{own}), or remove {entry.name!r} from "
+            "embedding.models."
         ) from None
 
 
