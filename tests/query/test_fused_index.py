@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from graphunified_query.engine import QueryEngine
+from graphunified_query.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, SimilarityEdges
 from graphunified_query.layout import HomeLayout
 from graphunified_query.parquet_store import read_table
 from graphunified_query.providers import EmbeddingModelMismatch
@@ -53,3 +54,14 @@ def test_synonym_edges_keep_the_first_models_cosines(fused_home: Path, built_hom
     pairs = lambda rows: {(r["source"], r["target"]): r["similarity"] for r in rows}  # noqa: E731
     assert pairs(fused).keys() == pairs(alone).keys()
     assert np.allclose(list(pairs(fused).values()), list(pairs(alone).values()), atol=1e-4)
+
+
+def test_similar_to_edges_keep_the_first_models_cosines(fused_home: Path, built_home: Path) -> None:
+    def edges(home: Path) -> dict[tuple[str, str], float]:
+        found = SimilarityEdges.load(HomeLayout.at(home).index_path(CHUNK_SIMILARITY_FILE))
+        assert found is not None
+        return dict(zip(zip(found.source, found.target, strict=True), found.similarity.tolist(), strict=True))
+
+    fused, alone = edges(fused_home), edges(built_home)
+    assert alone and fused.keys() == alone.keys()
+    assert np.allclose([fused[k] for k in alone], list(alone.values()), atol=1e-4)
