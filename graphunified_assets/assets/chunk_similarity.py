@@ -12,6 +12,7 @@ from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, similarity_edges
 from graphunified_query.indexes.manifest import write_manifest
 from graphunified_query.parquet_store import write_table_atomic
+from graphunified_query.providers.fused_embedder import primary_vectors
 
 
 @dg.asset(
@@ -25,7 +26,8 @@ def chunk_similarity(graphunified: GraphUnifiedResource) -> dg.MaterializeResult
     rows = table.to_arrow().select(["id", "vector"])
     edges = similarity_edges(
         rows.column("id").to_pylist(),
-        _matrix(rows.column("vector")),
+        # The threshold is a cosine of the first model's (fused vectors: its segment).
+        primary_vectors(graphunified.embedder(), _matrix(rows.column("vector"))),
         threshold=settings.chunk_similarity_threshold,
         neighbours=settings.chunk_similarity_neighbours,
     )

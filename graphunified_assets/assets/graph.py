@@ -12,6 +12,7 @@ from graphunified_assets.observability import markdown_table, numeric, stage_tim
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import read_table, write_table_atomic
+from graphunified_query.providers.fused_embedder import primary_embedder
 from graphunified_query.tables import ENTITIES, GRAPH_EDGES, RELATIONSHIPS, SYNONYMS
 
 UNNAMED_TYPES = ("DATE",)
@@ -42,7 +43,8 @@ def graph(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource)
     synonyms = synonym_edges(
         ids,
         named.column("title").to_pylist(),
-        embed=embedder.embed,
+        # The threshold is a cosine of the first model's (fused: that model alone, primary_embedder).
+        embed=primary_embedder(embedder).embed,
         threshold=settings.synonym_threshold,
         neighbours=settings.synonym_neighbours,
         previous=previous,

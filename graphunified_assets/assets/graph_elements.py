@@ -13,6 +13,7 @@ from graphunified_assets.observability import llm_usage, markdown_table, numeric
 from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.parquet_store import write_table_atomic
+from graphunified_query.providers.fused_embedder import primary_embedder
 from graphunified_query.providers.llm_cache import LLMCache
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
 
@@ -45,15 +46,16 @@ def graph_elements(
     """Resolve every chunk's mentions into one entity per real-world thing, then aggregate."""
     live = pa.array(sorted(context.instance.get_dynamic_partitions(documents_partitions.name)), pa.string())
     rows = extractions.filter(pc.is_in(extractions.column("document_id"), live)).to_pylist()
-    embedder = graphunified.embedder()
+    # Name neighbours for resolution (cached) come from the first model: its cosine threshold.
+    resolver = primary_embedder(graphunified.embedder())
     summarizer = graphunified.summarizer()
     layout = graphunified.layout
     # Candidate pairs of the last build: an update compares only new and changed names.
-    memory = PairMemory.load(layout.cache / PAIR_MEMORY, {"model": embedder.model_name})
+    memory = PairMemory.load(layout.cache / PAIR_MEMORY, {"model": resolver.model_name})
     elements = build_graph_elements(
         rows,
         summarize_above=graphunified.settings.extraction.summarize_above_fragments,
-        embed=lambda texts: embedder.embed(texts),  # name neighbours for resolution; cached
+        embed=lambda texts: resolver.embed(texts),
         summarize=summarizer,
         memory=memory,
         # Offline relationships get their sentence's theme phrases as keywords (cached by content).

