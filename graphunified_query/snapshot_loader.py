@@ -232,8 +232,8 @@ def _report_points(cache: Path, lance: LanceTables, model: str) -> ReportPoints 
     number, key = lance.generation.number, cache_key(lance.fingerprint(REPORT_POINT_VECTORS))
     name = REPORT_POINT_VECTORS
     columns = mapped_table(cache, number, name, key, lambda: lance.scan(name, exclude=("vector",)))
-    if columns.num_rows == 0:
-        return None
+    if columns.num_rows == 0 or "community" not in columns.column_names:
+        return None  # nothing to map, or a table written before it was keyed by community
 
     def build() -> tuple[np.ndarray, str]:
         read = lance.scan(REPORT_POINT_VECTORS, columns=("id", "vector", "model"))
@@ -247,7 +247,7 @@ def _report_points(cache: Path, lance: LanceTables, model: str) -> ReportPoints 
             f"{REPORT_POINT_VECTORS} was embedded with another model than {CHUNK_VECTORS} ({model}); "
             f"rebuild with `{lance.hint}`."
         )
-    return ReportPoints(columns.column("id").to_pylist(), ArrowStrings(columns.column("text")), matrix)
+    return ReportPoints(columns.column("community").to_pylist(), ArrowStrings(columns.column("text")), matrix)
 
 
 def _rows_table(

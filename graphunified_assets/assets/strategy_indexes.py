@@ -136,13 +136,16 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     )
     db = lancedb.connect(str(layout.lancedb))
     db.create_table(REPORT_VECTORS, data=table, mode="overwrite")
-    # One row per point, a report's points contiguous in order: the map reads them by report id.
-    points = [(row["id"], n, text) for row in rows for n, text in enumerate(report_points(row))]
+    # One row per point, a report's points contiguous in order: the map reads them by community.
+    points = [(row, n, text) for row in rows for n, text in enumerate(report_points(row))]
     point_texts = [text for _, _, text in points]
     point_vectors = embed_rows(point_texts, embedder.embed) if points else None
     point_table = pa.table(
         {
-            "id": pa.array([p[0] for p in points], pa.string()),
+            "id": pa.array([p[0]["id"] for p in points], pa.string()),
+            "community": pa.array(
+                [p[0]["community"] for p in points], reports.schema.field("community").type
+            ),
             "point": pa.array([p[1] for p in points], pa.int32()),
             "text": pa.array(point_texts, pa.string()),
             "vector": _vector_column(point_vectors, embedder.dimension),

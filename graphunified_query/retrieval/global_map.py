@@ -147,7 +147,7 @@ class ExtractiveMapper:
     def _stored(self, report: Mapping[str, Any], points: list[str]) -> np.ndarray | None:
         if self.points is None or not points:
             return None
-        return self.points.vectors(str(report["id"]), points)
+        return self.points.vectors(int(report["community"]), points)
 
 
 def main_points(report: Mapping[str, Any], max_points: int = 3) -> list[Point]:

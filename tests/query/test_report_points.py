@@ -42,9 +42,13 @@ class CountingEmbedder:
 def test_the_index_stores_one_vector_per_report_point(built_home: Path, engine: QueryEngine) -> None:
     table = lancedb.connect(str(built_home / "lancedb")).open_table(REPORT_POINT_VECTORS).to_arrow()
     reports = engine.snapshot.reports
-    expected = [(r["id"], n, text) for r in reports for n, text in enumerate(report_points(r))]
+    expected = [
+        (r["id"], r["community"], n, text) for r in reports for n, text in enumerate(report_points(r))
+    ]
     assert len(expected) > len(reports) > 0
-    stored = list(zip(*(table.column(c).to_pylist() for c in ("id", "point", "text")), strict=True))
+    stored = list(
+        zip(*(table.column(c).to_pylist() for c in ("id", "community", "point", "text")), strict=True)
+    )
     assert stored == expected
     assert set(table.column("model").to_pylist()) == {engine.snapshot.model}
     points = engine.snapshot.report_points
@@ -80,9 +84,9 @@ def test_global_search_returns_the_same_contexts_without_the_table(engine: Query
 
 def test_a_changed_report_is_not_read_from_the_stored_points() -> None:
     matrix = np.eye(3, dtype=np.float32)
-    points = ReportPoints(["a", "a", "b"], ["one", "two", "three"], matrix)
-    assert points.vectors("a", ["one", "two"]) is not None
-    assert np.array_equal(points.vectors("b", ["three"]), matrix[2:])
-    assert points.vectors("a", ["one", "two (edited)"]) is None
-    assert points.vectors("a", ["one"]) is None
-    assert points.vectors("c", ["new"]) is None
+    points = ReportPoints([1, 1, 2], ["one", "two", "three"], matrix)
+    assert points.vectors(1, ["one", "two"]) is not None
+    assert np.array_equal(points.vectors(2, ["three"]), matrix[2:])
+    assert points.vectors(1, ["one", "two (edited)"]) is None
+    assert points.vectors(1, ["one"]) is None
+    assert points.vectors(3, ["new"]) is None
