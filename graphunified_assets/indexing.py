@@ -156,6 +156,7 @@ _GLOBAL_VECTOR_TABLES = (
     "relationship_vectors",
     "fact_vectors",
     "report_vectors",
+    "report_point_vectors",  # an older home gains global search's precomputed map points
 )
 
 

@@ -20,6 +20,7 @@ from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.chunk_similarity import SimilarityEdges
 from graphunified_query.indexes.dense import DenseIndex
 from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.indexes.report_points import ReportPoints
 from graphunified_query.parquet_store import StoreError
 from graphunified_query.risk import LEVELS, LOW, RiskLevel, rank
 from graphunified_query.tables import (
@@ -105,6 +106,7 @@ class Snapshot:
     graph: PPRGraph
     chunk_similarity: SimilarityEdges | None = None  # None: built before SIMILAR_TO edges existed
     generation: int = 0  # the published generation loaded; 0: the live files of an older home
+    report_points: ReportPoints | None = None  # global search's map points; None: an older home
     extras: dict[str, Any] = field(default_factory=dict)  # per-strategy caches built on first use
 
     @cached_property

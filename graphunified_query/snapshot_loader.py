@@ -14,13 +14,14 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from graphunified_query.arrow_rows import ArrowRows
+from graphunified_query.arrow_rows import ArrowRows, ArrowStrings
 from graphunified_query.indexes import ivf
 from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, SimilarityEdges
 from graphunified_query.indexes.dense import DenseIndex
 from graphunified_query.indexes.ivf import InvertedLists, ivf_file
 from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.indexes.report_points import REPORT_POINT_VECTORS, ReportPoints
 from graphunified_query.lance_reader import LanceTables, damaged
 from graphunified_query.layout import HomeLayout, build_command, refresh_command
 from graphunified_query.object_store import is_object_store_uri
@@ -203,6 +204,7 @@ def _read(generation: PublishedFiles) -> Snapshot:
         graph=graph,
         chunk_similarity=chunk_similarity,
         generation=generation.number,
+        report_points=_report_points(cache, lance, model),
     )
 
 
@@ -220,6 +222,32 @@ def _mapped(
         return (matrix[lists.rows] if lists is not None else matrix), _single_model(read, name)
 
     return mapped_matrix(cache, lance.generation.number, name, key, build)
+
+
+def _report_points(cache: Path, lance: LanceTables, model: str) -> ReportPoints | None:
+    """Global search's precomputed map points, mapped like the other vectors; None for a home
+    built before the table (the map embeds the points per query then)."""
+    if not lance.generation.lance_exists(REPORT_POINT_VECTORS):
+        return None
+    number, key = lance.generation.number, cache_key(lance.fingerprint(REPORT_POINT_VECTORS))
+    name = REPORT_POINT_VECTORS
+    columns = mapped_table(cache, number, name, key, lambda: lance.scan(name, exclude=("vector",)))
+    if columns.num_rows == 0 or "community" not in columns.column_names:
+        return None  # nothing to map, or a table written before it was keyed by community
+
+    def build() -> tuple[np.ndarray, str]:
+        read = lance.scan(REPORT_POINT_VECTORS, columns=("id", "vector", "model"))
+        if not read.column("id").equals(columns.column("id")):
+            raise StoreError(f"{REPORT_POINT_VECTORS} changed while read; rebuild with `{lance.hint}`.")
+        return _matrix(read), _single_model(read, REPORT_POINT_VECTORS)
+
+    matrix, vector_model = mapped_matrix(cache, number, REPORT_POINT_VECTORS, key, build)
+    if vector_model != model:
+        raise StoreError(
+            f"{REPORT_POINT_VECTORS} was embedded with another model than {CHUNK_VECTORS} ({model}); "
+            f"rebuild with `{lance.hint}`."
+        )
+    return ReportPoints(columns.column("community").to_pylist(), ArrowStrings(columns.column("text")), matrix)
 
 
 def _rows_table(

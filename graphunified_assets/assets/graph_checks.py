@@ -7,6 +7,7 @@ from graphunified_assets.assets.graph_vectors import VECTOR_TABLES
 from graphunified_assets.assets.strategy_indexes import REPORT_VECTORS
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
 from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.indexes.report_points import REPORT_POINT_VECTORS, report_points
 from graphunified_query.parquet_store import read_table
 from graphunified_query.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, FACTS, RELATIONSHIPS
 
@@ -100,7 +101,8 @@ def community_hierarchy_is_consistent(graphunified: GraphUnifiedResource) -> dg.
 @dg.asset_check(
     asset=REPORT_VECTORS,
     additional_deps=["graph_vectors", CHUNK_VECTORS],
-    description="Each vector index has one row per table row and all use one embedding model.",
+    description="Each vector index has one row per table row (report points: per point) and all use one "
+    "embedding model.",
 )
 def vector_indexes_match_tables(graphunified: GraphUnifiedResource) -> dg.AssetCheckResult:
     layout = graphunified.layout
@@ -116,6 +118,15 @@ def vector_indexes_match_tables(graphunified: GraphUnifiedResource) -> dg.AssetC
         counts[index] = f"{vectors.num_rows} vectors / {rows} rows"
         if vectors.num_rows != rows:
             mismatched.append(index)
+    # Global search's map points: one vector per point of every report.
+    points = sum(
+        len(report_points(row)) for row in read_table(layout.table_path(COMMUNITY_REPORTS)).to_pylist()
+    )
+    stored = db.open_table(REPORT_POINT_VECTORS).to_arrow().select(["model"])
+    models |= set(stored.column("model").to_pylist())
+    counts[REPORT_POINT_VECTORS] = f"{stored.num_rows} vectors / {points} report points"
+    if stored.num_rows != points:
+        mismatched.append(REPORT_POINT_VECTORS)
     models |= set(db.open_table(CHUNK_VECTORS).to_arrow().select(["model"]).column("model").to_pylist())
     return dg.AssetCheckResult(
         passed=not mismatched and len(models) <= 1,

@@ -1,4 +1,5 @@
-"""Strategy indexes built from the shared tables: BM25, the PPR graph matrix, report vectors.
+"""Strategy indexes built from the shared tables: BM25, the PPR graph matrix, report vectors
+(and the vectors of the points in each report, which global search's offline map ranks).
 
 Each writes a manifest naming the upstream versions it was built from, so the query side can
 tell whether the indexes it loads belong together.
@@ -10,12 +11,14 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
+from graphunified_assets.lib.distinct_embedding import embed_rows
 from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.indexes.report_points import REPORT_POINT_VECTORS, report_points
 from graphunified_query.lance_versions import release_unused_versions
 from graphunified_query.parquet_store import read_table
 from graphunified_query.publication import publish, published_lance_versions
@@ -112,27 +115,44 @@ def report_text(row: dict) -> str:
     pool="models",
 )
 def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
-    """Community report embeddings for global search (cached: unchanged reports cost nothing)."""
+    """Community report embeddings for global search, and each report's points (summary and
+    findings) for its offline map, so a query embeds only itself (cached: unchanged reports and
+    points cost nothing)."""
     layout = graphunified.layout
     reports = read_table(layout.table_path(COMMUNITY_REPORTS))
     embedder = graphunified.embedder()
     embedded_before = embedder.texts_embedded
-    texts = [report_text(row) for row in reports.to_pylist()]
-    vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension), np.float32)
-    dimension = vectors.shape[1] if texts else embedder.dimension
+    rows = reports.to_pylist()
+    texts = [report_text(row) for row in rows]
     table = pa.table(
         {
             "id": reports.column("id"),
             "community": reports.column("community"),
             "level": reports.column("level"),
             "text": pa.array(texts, pa.string()),
-            "vector": pa.FixedSizeListArray.from_arrays(
-                pa.array(vectors.astype(np.float32).ravel(), pa.float32()), dimension
-            ),
+            "vector": _vector_column(embedder.embed(texts) if texts else None, embedder.dimension),
             "model": pa.array([embedder.model_name] * len(texts), pa.string()),
         }
     )
-    lancedb.connect(str(layout.lancedb)).create_table(REPORT_VECTORS, data=table, mode="overwrite")
+    db = lancedb.connect(str(layout.lancedb))
+    db.create_table(REPORT_VECTORS, data=table, mode="overwrite")
+    # One row per point, a report's points contiguous in order: the map reads them by community.
+    points = [(row, n, text) for row in rows for n, text in enumerate(report_points(row))]
+    point_texts = [text for _, _, text in points]
+    point_vectors = embed_rows(point_texts, embedder.embed) if points else None
+    point_table = pa.table(
+        {
+            "id": pa.array([p[0]["id"] for p in points], pa.string()),
+            "community": pa.array(
+                [p[0]["community"] for p in points], reports.schema.field("community").type
+            ),
+            "point": pa.array([p[1] for p in points], pa.int32()),
+            "text": pa.array(point_texts, pa.string()),
+            "vector": _vector_column(point_vectors, embedder.dimension),
+            "model": pa.array([embedder.model_name] * len(points), pa.string()),
+        }
+    )
+    db.create_table(REPORT_POINT_VECTORS, data=point_table, mode="overwrite")
     manifest = write_manifest(
         layout.index_path(REPORT_VECTORS),
         {COMMUNITY_REPORTS: file_fingerprint(layout.table_path(COMMUNITY_REPORTS))},
@@ -141,12 +161,21 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     return dg.MaterializeResult(
         metadata={
             "rows": table.num_rows,
+            "report_points": point_table.num_rows,
             "model": embedder.model_name,
             "texts_embedded": embedder.texts_embedded - embedded_before,  # this step's, not the run's
             "built_from": dg.MetadataValue.json(manifest["built_from"]),
             **stage_timing(),
         }
     )
+
+
+def _vector_column(vectors: np.ndarray | None, dimension: int) -> pa.FixedSizeListArray:
+    """float32 vectors as LanceDB's fixed-size list column (None: no rows, the model's width)."""
+    if vectors is None:
+        vectors = np.zeros((0, dimension), np.float32)
+    flat = pa.array(np.asarray(vectors, np.float32).ravel(), pa.float32())
+    return pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])
 
 
 @dg.asset(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from graphunified_query.indexes.report_points import ReportPoints, report_points
 from graphunified_query.providers.embedding import Embedder
 from graphunified_query.providers.llm import LLM
 
@@ -89,7 +90,10 @@ class LLMMapper:
 
 
 class ExtractiveMapper:
-    """Ranks a report's summary and findings against the query by embedding similarity."""
+    """Ranks a report's summary and findings against the query by embedding similarity.
+
+    With ``points`` (the index's precomputed point vectors) only the query is embedded; a report
+    they do not hold as it is now is embedded here, once per process."""
 
     llm_calls = 0
 
@@ -100,30 +104,50 @@ class ExtractiveMapper:
         min_similarity: float = 0.2,
         max_points: int = 3,
         embed_query: Callable[[str], np.ndarray] | None = None,
+        points: ReportPoints | None = None,
     ) -> None:
         self.embedder = embedder
         # The engine's cached query embedding when given (the retriever embedded the query already).
         self.embed_query = embed_query or (lambda query: embedder.embed([query], kind="query")[0])
         self.min_similarity = min_similarity
         self.max_points = max_points
+        self.points = points
         self._vectors: dict[str, np.ndarray] = {}  # report points recur across queries: embed each once
 
     def map(self, query: str, reports: list[Mapping[str, Any]]) -> list[list[Point]]:
-        candidates = [_report_points(report) for report in reports]
-        flat = [text for points in candidates for text in points]
-        if not flat:
+        candidates = [report_points(report) for report in reports]
+        if not any(candidates):
             return [[] for _ in reports]
         q = self.embed_query(query)
-        missing = list(dict.fromkeys(t for t in flat if t not in self._vectors))
+        stored = [self._stored(report, points) for report, points in zip(reports, candidates, strict=True)]
+        missing = list(
+            dict.fromkeys(
+                t
+                for points, vectors in zip(candidates, stored, strict=True)
+                if vectors is None
+                for t in points
+                if t not in self._vectors
+            )
+        )
         if missing:
             self._vectors.update(zip(missing, self.embedder.embed(missing), strict=True))
-        similarities = iter(np.stack([self._vectors[t] for t in flat]) @ q)
+        blocks = [
+            vectors if vectors is not None else np.stack([self._vectors[t] for t in points])
+            for points, vectors in zip(candidates, stored, strict=True)
+            if points
+        ]
+        similarities = iter(np.concatenate(blocks) @ q)
         mapped = []
         for points in candidates:
             scored = [(text, float(next(similarities))) for text in points]
             kept = sorted((p for p in scored if p[1] >= self.min_similarity), key=lambda p: -p[1])
             mapped.append([Point(text, score) for text, score in kept[: self.max_points]])
         return mapped
+
+    def _stored(self, report: Mapping[str, Any], points: list[str]) -> np.ndarray | None:
+        if self.points is None or not points:
+            return None
+        return self.points.vectors(int(report["community"]), points)
 
 
 def main_points(report: Mapping[str, Any], max_points: int = 3) -> list[Point]:
@@ -132,10 +156,4 @@ def main_points(report: Mapping[str, Any], max_points: int = 3) -> list[Point]:
     findings in the order the report gives them (most important first, as GraphRAG writes them).
     Scores are the report's rating (0-10, scaled to 0-1) over the point's position (1, 2, 3)."""
     rating = max(0.0, min(float(report.get("rank") or 0.0), 10.0)) / 10.0
-    return [Point(text, rating / (1 + n)) for n, text in enumerate(_report_points(report)[:max_points])]
-
-
-def _report_points(report: Mapping[str, Any]) -> list[str]:
-    points = [report["summary"]] if report["summary"] else []
-    points += [f"{f['summary']}: {f['explanation']}" for f in report["findings"] or []]
-    return [" ".join(p.split())[:1200] for p in points]
+    return [Point(text, rating / (1 + n)) for n, text in enumerate(report_points(report)[:max_points])]

@@ -179,9 +179,10 @@ class GraphRAGGlobalRetriever(RetrieverBase):
     def _mapper(self) -> Mapper:
         if self.context.llm is not None:
             return LLMMapper(self.context.llm, concurrency=self.context.settings.query.map_concurrency)
-        if self._extractive is None:
-            self._extractive = ExtractiveMapper(  # keeps its point vectors
-                self.context.embedder, embed_query=self.context.embed_query
+        points = self.snapshot.report_points  # the index's point vectors (None: an older home)
+        if self._extractive is None or self._extractive.points is not points:
+            self._extractive = ExtractiveMapper(  # keeps the point vectors it had to embed
+                self.context.embedder, embed_query=self.context.embed_query, points=points
             )
         return self._extractive
 

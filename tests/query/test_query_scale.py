@@ -77,11 +77,12 @@ def test_a_loaded_snapshot_maps_its_vectors_and_tables(home: Path) -> None:
         for index in (snapshot.chunk_vectors, snapshot.entity_vectors, snapshot.relationship_vectors):
             assert index.matrix.dtype == np.float32 and index.matrix.flags.c_contiguous
             assert _owns_no_memory(index.matrix), "vectors were copied into process memory"
+        assert snapshot.report_points is not None and _owns_no_memory(snapshot.report_points.matrix)
         assert isinstance(snapshot.entities, ArrowRows) and isinstance(snapshot.chunks.texts, ArrowStrings)
     assert list(again.chunks.texts) == list(first.chunks.texts)
     assert [dict(r) for r in again.relationships] == [dict(r) for r in first.relationships]
     cached = sorted(p.suffix for p in (home / "cache" / "snapshot").iterdir())
-    assert cached.count(".npy") == 5 and ".arrow" in cached
+    assert cached.count(".npy") == 6 and ".arrow" in cached  # five vector tables and the report points
 
 
 def test_every_strategy_retrieves_the_same_from_the_mapped_snapshot_as_from_copies(home: Path) -> None:

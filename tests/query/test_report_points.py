@@ -1,0 +1,92 @@
+"""Global search's offline map reads each report's point vectors from the index (embedded once at
+index time) and embeds only the query; its contexts and scores equal the query-time path's."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pytest
+
+from graphunified_query.engine import QueryEngine
+from graphunified_query.indexes.report_points import REPORT_POINT_VECTORS, ReportPoints, report_points
+from graphunified_query.providers.embedding import Embedder, EmbeddingKind
+from graphunified_query.retrieval.global_map import ExtractiveMapper
+
+QUESTION = "Which university did the founder of Hale Mill study at?"
+
+
+class CountingEmbedder:
+    """The real embedder, recording every text it is asked to embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.texts: list[str] = []
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
+        self.texts.extend(texts)
+        return self.inner.embed(texts, kind=kind)
+
+
+def test_the_index_stores_one_vector_per_report_point(built_home: Path, engine: QueryEngine) -> None:
+    table = lancedb.connect(str(built_home / "lancedb")).open_table(REPORT_POINT_VECTORS).to_arrow()
+    reports = engine.snapshot.reports
+    expected = [
+        (r["id"], r["community"], n, text) for r in reports for n, text in enumerate(report_points(r))
+    ]
+    assert len(expected) > len(reports) > 0
+    stored = list(
+        zip(*(table.column(c).to_pylist() for c in ("id", "community", "point", "text")), strict=True)
+    )
+    assert stored == expected
+    assert set(table.column("model").to_pylist()) == {engine.snapshot.model}
+    points = engine.snapshot.report_points
+    assert points is not None and points.matrix.shape == (len(expected), engine.embedder.dimension)
+
+
+def test_the_offline_map_embeds_only_the_query_and_scores_as_before(engine: QueryEngine) -> None:
+    snapshot = engine.snapshot
+    reports = list(snapshot.reports)
+    precomputed = CountingEmbedder(engine.embedder)
+    at_query_time = CountingEmbedder(engine.embedder)
+    # Every point kept (no threshold, no cap), so every score is compared.
+    stored = ExtractiveMapper(precomputed, points=snapshot.report_points, min_similarity=-1.0, max_points=100)
+    embedded = ExtractiveMapper(at_query_time, min_similarity=-1.0, max_points=100)
+    with_table, without = stored.map(QUESTION, reports), embedded.map(QUESTION, reports)
+    assert precomputed.texts == [QUESTION]
+    assert len(at_query_time.texts) > 1  # the old path embedded the points
+    assert [[p.text for p in ps] for ps in with_table] == [[p.text for p in ps] for ps in without]
+    assert [p.score for ps in with_table for p in ps] == pytest.approx(
+        [p.score for ps in without for p in ps], abs=1e-5
+    )
+
+
+def test_global_search_returns_the_same_contexts_without_the_table(engine: QueryEngine) -> None:
+    older_home = dataclasses.replace(engine.snapshot, report_points=None, extras={})
+    older = QueryEngine(older_home, engine.settings, engine.embedder)
+    for question in (QUESTION, "Which river does the Kestrel Dam hold back?"):
+        new, _ = engine.retrieve(question, "graphrag_global", scope="specific")
+        old, _ = older.retrieve(question, "graphrag_global", scope="specific")
+        assert new.results and [r.text for r in new.results] == [r.text for r in old.results]
+        assert [r.score for r in new.results] == pytest.approx([r.score for r in old.results], abs=1e-5)
+
+
+def test_a_changed_report_is_not_read_from_the_stored_points() -> None:
+    matrix = np.eye(3, dtype=np.float32)
+    points = ReportPoints([1, 1, 2], ["one", "two", "three"], matrix)
+    assert points.vectors(1, ["one", "two"]) is not None
+    assert np.array_equal(points.vectors(2, ["three"]), matrix[2:])
+    assert points.vectors(1, ["one", "two (edited)"]) is None
+    assert points.vectors(1, ["one"]) is None
+    assert points.vectors(3, ["new"]) is None
