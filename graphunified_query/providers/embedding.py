@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from graphunified_query.settings import EmbeddingSettings
+from graphunified_query.embedding_settings import EmbeddingSettings
 
 EmbeddingKind = Literal["document", "query"]
 VOYAGE_KEY_VARIABLE = "VOYAGE_API_KEY"

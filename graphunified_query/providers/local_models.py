@@ -13,9 +13,9 @@ from types import ModuleType
 import numpy as np
 
 from graphunified_query.embedding_models import LOCAL_MODELS
+from graphunified_query.embedding_settings import EmbeddingModelSettings, EmbeddingSettings
 from graphunified_query.providers.embedding import Embedder, EmbeddingError, EmbeddingKind
 from graphunified_query.providers.fused_embedder import FusedEmbedder
-from graphunified_query.settings import EmbeddingModelSettings, EmbeddingSettings
 
 
 def local_embedder(settings: EmbeddingSettings) -> Embedder:
