@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphunified_query.engine import QueryEngine, SnapshotSource
+from graphunified_query.engine import QueryEngine
+from graphunified_query.engine_reload import SnapshotSource
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers.embedding import Embedder, EmbeddingKind
 from graphunified_query.publication import current, publish
