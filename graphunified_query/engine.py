@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from graphunified_query.aliases import read_aliases, with_aliases
 from graphunified_query.compose.named import WithSettings, composition, is_composition
 from graphunified_query.context.pipeline import ContextPipeline
+from graphunified_query.engine_reload import SnapshotSource, reloaded
 from graphunified_query.generation import Generator, generator_for
 from graphunified_query.layout import HomeLayout
 from graphunified_query.object_store import is_object_store_uri
@@ -44,7 +45,7 @@ from graphunified_query.router import Router
 from graphunified_query.routing.learned import select_router
 from graphunified_query.settings import Settings, load_settings
 from graphunified_query.snapshot import Snapshot
-from graphunified_query.snapshot_loader import load_snapshot, published_generation
+from graphunified_query.snapshot_loader import load_snapshot
 
 if TYPE_CHECKING:
     from graphunified_query.providers.llm import LLM
@@ -71,18 +72,6 @@ class QueryResponse:
             "contexts": [c.as_dict() for c in self.contexts],
             "metadata": dict(self.metadata),
         }
-
-
-@dataclass(frozen=True)
-class SnapshotSource:
-    """A home folder or object-store location, and the environment its credentials come from."""
-
-    home: str
-    environ: Mapping[str, str]
-
-
-def layout_home(home: str | os.PathLike[str]) -> str:
-    return str(HomeLayout.at(home).home)
 
 
 class QueryEngine:
@@ -152,39 +141,21 @@ class QueryEngine:
             )
         else:
             engine = cls(snapshot, settings, embedder, llm=llm)
-        engine.source = SnapshotSource(str(home) if is_object_store_uri(home) else layout_home(home), environ)
+        engine.source = SnapshotSource.at(home, environ)
         return engine
 
     def published_generation(self) -> int | None:
         """The generation the home publishes now (None: not opened from a home)."""
-        if self.source is None:
-            return None
-        return published_generation(self.source.home, environ=self.source.environ)
+        return None if self.source is None else self.source.published_generation()
 
     def reloaded(self, *, skip: frozenset[int] = frozenset()) -> QueryEngine | None:
         """An engine over the generation published since this one was loaded (same settings,
         models and caches), or None when it is still the current one, is in ``skip`` (failed to
         load before) or the engine was not opened from a home. This engine is left as it is:
-        requests running on it finish on it."""
-        if self._added:
+        requests running on it finish on it (`engine_reload`)."""
+        if self._added:  # retrievers built in Python are bound to this snapshot
             return None
-        number = self.published_generation()
-        if number is None or number == self.snapshot.generation or number in skip:
-            return None
-        snapshot = load_snapshot(self.source.home, environ=self.source.environ)
-        if snapshot.generation == self.snapshot.generation:
-            return None
-        engine = QueryEngine(
-            snapshot,
-            self.settings,
-            self.embedder,
-            generator=self.generator,
-            llm=self.llm,
-            router=self.router.rule,  # the new home's learned model, if any, is selected afresh
-            query_vectors=self._context.query_vectors,
-        )
-        engine.source = self.source
-        return engine
+        return reloaded(self, skip=skip)
 
     @classmethod
     def serving(cls, retriever: Retriever) -> QueryEngine:

@@ -10,6 +10,8 @@ pages are shared between processes, and only those a query touches become reside
 
 A file's name is a digest of what it was made from (the generation and its sources), so a new
 generation never meets a stale file; a home that cannot be written keeps the data in memory.
+The keyed readers below (`mapped_vectors`, `mapped_rows`, `mapped_report_points`) say what each
+file is made from; `snapshot_loader` assembles the snapshot from them.
 """
 
 from __future__ import annotations
@@ -21,10 +23,23 @@ import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
+from graphunified_query.arrow_rows import ArrowStrings
+from graphunified_query.indexes import ivf
+from graphunified_query.indexes.ivf import InvertedLists
+from graphunified_query.indexes.report_points import REPORT_POINT_VECTORS, ReportPoints
+from graphunified_query.parquet_store import StoreError
+from graphunified_query.snapshot import CHUNK_VECTORS, PPR_FILE, VECTOR_TABLES
+
+if TYPE_CHECKING:
+    from graphunified_query.lance_reader import LanceTables
+    from graphunified_query.snapshot_loader import PublishedFiles
+
+SNAPSHOT_CACHE = "snapshot"  # under the home's cache folder: the mapped vector matrices
 _NAME = re.compile(r"^g(\d+)-")
 
 
@@ -80,6 +95,97 @@ def mapped_table(
     return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
+def cache_folder(home: Path) -> Path:
+    """Where a home's (or a remote generation's download folder's) mapped files are."""
+    return home / "cache" / SNAPSHOT_CACHE
+
+
+def mapped_columns(cache: Path, lance: LanceTables, name: str) -> pa.Table:
+    """Every column of Lance table ``name`` but its vectors, mapped from the snapshot cache."""
+    key = cache_key(lance.fingerprint(name))
+    return mapped_table(
+        cache, lance.generation.number, name, key, lambda: lance.scan(name, exclude=("vector",))
+    )
+
+
+def mapped_vectors(
+    cache: Path, lance: LanceTables, name: str, ids: tuple[str, ...], lists: InvertedLists | None
+) -> tuple[np.ndarray, str]:
+    """The table's vectors in ``ids`` order (grouped by inverted list with ``lists``), mapped from
+    the snapshot cache; read from LanceDB and written there on a generation's first load."""
+    order = lists.ids_digest + str(len(lists.rows)) if lists is not None else "rows"
+    key = cache_key(lance.fingerprint(name), ivf.ids_digest(ids), order)
+
+    def build() -> tuple[np.ndarray, str]:
+        read = lance.scan(name, columns=("id", "vector", "model"))
+        matrix = _aligned(ids, read, name, lance.hint)
+        return (matrix[lists.rows] if lists is not None else matrix), single_model(read, name)
+
+    return mapped_matrix(cache, lance.generation.number, name, key, build)
+
+
+def mapped_report_points(cache: Path, lance: LanceTables, model: str) -> ReportPoints | None:
+    """Global search's precomputed map points, mapped like the other vectors; None for a home
+    built before the table (the map embeds the points per query then)."""
+    if not lance.generation.lance_exists(REPORT_POINT_VECTORS):
+        return None
+    columns = mapped_columns(cache, lance, REPORT_POINT_VECTORS)
+    if columns.num_rows == 0 or "community" not in columns.column_names:
+        return None  # nothing to map, or a table written before it was keyed by community
+
+    def build() -> tuple[np.ndarray, str]:
+        read = lance.scan(REPORT_POINT_VECTORS, columns=("id", "vector", "model"))
+        if not read.column("id").equals(columns.column("id")):
+            raise StoreError(f"{REPORT_POINT_VECTORS} changed while read; rebuild with `{lance.hint}`.")
+        return _matrix(read), single_model(read, REPORT_POINT_VECTORS)
+
+    key = cache_key(lance.fingerprint(REPORT_POINT_VECTORS))
+    matrix, vector_model = mapped_matrix(cache, lance.generation.number, REPORT_POINT_VECTORS, key, build)
+    if vector_model != model:
+        raise StoreError(
+            f"{REPORT_POINT_VECTORS} was embedded with another model than {CHUNK_VECTORS} ({model}); "
+            f"rebuild with `{lance.hint}`."
+        )
+    return ReportPoints(columns.column("community").to_pylist(), ArrowStrings(columns.column("text")), matrix)
+
+
+def mapped_rows(
+    cache: Path, generation: PublishedFiles, frozen: str | None, name: str, hint: str
+) -> pa.Table:
+    """A global table, mapped from the snapshot cache for a published (immutable) generation;
+    ``frozen`` is its `generation_key` (None: read the files as they are)."""
+    if frozen is None:  # the live files of an older home change under the same name
+        return generation.read_table(name, hint)
+    return mapped_table(
+        cache,
+        generation.number,
+        name,
+        cache_key(frozen, name, _file_identity(generation, name)),
+        lambda: generation.read_table(name, hint),
+    )
+
+
+def generation_key(generation: PublishedFiles) -> str | None:
+    """What tells this generation from another of the same number (a home rebuilt from scratch
+    restarts at 1): its Lance versions and its PageRank graph file's identity; None unpublished."""
+    if not generation.published:
+        return None
+    try:
+        stat = generation.index_path(PPR_FILE).stat()
+    except OSError:
+        return None  # reported as damage by the index load
+    versions = [generation.lance_version(t) for t in (CHUNK_VECTORS, *VECTOR_TABLES.values())]
+    return f"{generation.number}|{versions}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
+
+
+def single_model(table: pa.Table, name: str) -> str:
+    """The one embedding model named in the table's ``model`` column ("" for no rows)."""
+    models = set(table.column("model").to_pylist())
+    if len(models) > 1:
+        raise StoreError(f"{name} mixes embedding models {sorted(models)}; re-embed with one model.")
+    return next(iter(models), "")
+
+
 def _mapped_array(path: Path) -> np.ndarray:
     """The file mapped read-only, as a plain ndarray view of the mapping: `np.memmap`'s Python
     ``__getitem__`` cost ~30 us per slice, which the inverted-list search takes hundreds of."""
@@ -121,3 +227,38 @@ def _prune(folder: Path, generation: int) -> None:
         found = _NAME.match(path.name)
         if found and int(found.group(1)) < generation - 1:
             path.unlink(missing_ok=True)
+
+
+def _file_identity(generation: PublishedFiles, name: str) -> str:
+    """Size and mtime of a local generation's Parquet file: a file damaged since the cache was
+    written misses the cache, so it is read, and named, as without one."""
+    table_path = getattr(generation, "table_path", None)  # local generations; remote ones verify downloads
+    if table_path is None:
+        return ""
+    try:
+        stat = table_path(name).stat()
+    except OSError:
+        return "missing"  # read_table names it
+    return f"{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _matrix(table: pa.Table) -> np.ndarray:
+    column = table.column("vector").combine_chunks()
+    dimension = column.type.list_size
+    return np.asarray(column.flatten().to_numpy(zero_copy_only=False), np.float32).reshape(-1, dimension)
+
+
+def _aligned(ids: tuple[str, ...], vectors: pa.Table, name: str, hint: str) -> np.ndarray:
+    """The vectors in ``ids`` order; a count or id mismatch means a stale index."""
+    stored = vectors.column("id").to_pylist()
+    matrix = _matrix(vectors)
+    if tuple(stored) == ids:  # written in the table's order: no gather, no copy
+        return matrix
+    position = {identifier: i for i, identifier in enumerate(stored)}
+    missing = [i for i in ids if i not in position]
+    if missing or len(position) != len(set(ids)):
+        raise StoreError(
+            f"{name} does not match its table ({len(position)} vectors, {len(ids)} rows); "
+            f"rebuild with `{hint}`."
+        )
+    return matrix[[position[i] for i in ids]]

@@ -6,6 +6,7 @@ import numpy as np
 
 from graphunified_assets.lib.relationship_vectors import relationship_vectors
 from graphunified_query.providers.local_embedder import LocalMiniLMEmbedder
+from tests.fakes.recording_embedder import RecordingEmbedder
 
 SENTENCE = "The Lady Takes a Sailor is a 1949 comedy film directed by Michael Curtiz, starring Jane Wyman."
 
@@ -31,22 +32,8 @@ def test_pairs_from_one_sentence_get_distinct_vectors_that_match_their_full_text
     assert int(np.argmax(composed @ query)) == 0
 
 
-class _CountingEmbedder:
-    """The real local model behind the Embedder protocol, recording every text it is sent."""
-
-    def __init__(self) -> None:
-        self.model = LocalMiniLMEmbedder()
-        self.model_name = self.model.model_name
-        self.dimension = self.model.dimension
-        self.texts: list[str] = []
-
-    def embed(self, texts: list[str], *, kind: str = "document") -> np.ndarray:
-        self.texts.extend(texts)
-        return self.model.embed(texts)
-
-
 def test_each_distinct_description_and_name_is_embedded_once() -> None:
-    counting = _CountingEmbedder()
+    counting = RecordingEmbedder(LocalMiniLMEmbedder())
     # One sentence relating three entities pairwise, and a second sentence: 4 rows, 2 descriptions.
     rows = [
         _row("The Lady Takes a Sailor", "Michael Curtiz"),
@@ -60,7 +47,7 @@ def test_each_distinct_description_and_name_is_embedded_once() -> None:
         | {"Michael Curtiz", "Jane Wyman", "Ronald Reagan"}
     )
     # The same vectors as embedding every row's texts.
-    model = counting.model
+    model = counting.inner
     descriptions = model.embed([r["description"] for r in rows])
     ends = model.embed([r["source"] for r in rows]) + model.embed([r["target"] for r in rows])
     ends /= np.linalg.norm(ends, axis=1, keepdims=True)

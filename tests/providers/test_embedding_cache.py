@@ -14,38 +14,43 @@ from graphunified_query.providers import (
     EmbeddingModelMismatch,
     check_same_model,
 )
+from tests.fakes.recording_embedder import RecordingEmbedder
 
 
-class CountingEmbedder:
+class LengthEmbedder:
+    """Vectors the tests can predict: each text's length, then 1 and 0."""
+
     dimension = 3
 
     def __init__(self, model_name: str = "counting") -> None:
         self.model_name = model_name
-        self.seen: list[tuple[str, list[str]]] = []
 
     def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
-        self.seen.append((kind, list(texts)))
         return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
 
 
+def counting_embedder(model_name: str = "counting") -> RecordingEmbedder[LengthEmbedder]:
+    return RecordingEmbedder(LengthEmbedder(model_name))
+
+
 def test_second_embed_of_the_same_texts_calls_no_provider(tmp_path: Path) -> None:
-    provider = CountingEmbedder()
+    provider = counting_embedder()
     cached = CachedEmbedder(provider, EmbeddingCache(tmp_path / "e.sqlite"))
     first = cached.embed(["a", "bb", "a"])
-    assert provider.seen == [("document", ["a", "bb"])]  # duplicates sent once
+    assert provider.calls == [("document", ("a", "bb"))]  # duplicates sent once
     again = cached.embed(["a", "bb", "a"])
-    assert len(provider.seen) == 1 and np.array_equal(first, again)
+    assert len(provider.calls) == 1 and np.array_equal(first, again)
     assert (cached.provider_calls, cached.texts_embedded) == (1, 2)
     assert (cached.model_name, cached.dimension) == ("counting", 3)
     assert cached.embed([]).shape == (0, 3)
 
 
 def test_partial_hits_send_only_misses_and_keep_order(tmp_path: Path) -> None:
-    provider = CountingEmbedder()
+    provider = counting_embedder()
     cached = CachedEmbedder(provider, EmbeddingCache(tmp_path / "e.sqlite"))
     first = cached.embed(["a", "bb"])
     again = cached.embed(["bb", "ccc", "a", "ccc"])
-    assert provider.seen[-1] == ("document", ["ccc"])
+    assert provider.calls[-1] == ("document", ("ccc",))
     assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[0])
     assert again[1].tolist() == [3.0, 1.0, 0.0] and np.array_equal(again[1], again[3])
     assert (cached.provider_calls, cached.texts_embedded) == (2, 3)
@@ -55,11 +60,11 @@ def test_cache_survives_reopening_and_is_shared_between_connections(tmp_path: Pa
     path = tmp_path / "nested" / "e.sqlite"
     writer = EmbeddingCache(path)
     reader = EmbeddingCache(path)  # another process would open its own connection like this
-    CachedEmbedder(CountingEmbedder(), writer).embed(["a", "bb"])
+    CachedEmbedder(counting_embedder(), writer).embed(["a", "bb"])
     assert set(reader.get_many("counting", "document", [])) == set()
-    provider = CountingEmbedder()
+    provider = counting_embedder()
     CachedEmbedder(provider, reader).embed(["bb", "a"])
-    assert provider.seen == []
+    assert provider.calls == []
     writer.close()
     reader.close()
     reopened = CachedEmbedder(provider, EmbeddingCache(path))
@@ -69,16 +74,16 @@ def test_cache_survives_reopening_and_is_shared_between_connections(tmp_path: Pa
 
 def test_models_and_kinds_do_not_share_entries(tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path / "e.sqlite")
-    CachedEmbedder(CountingEmbedder(), cache).embed(["a"])
-    other = CountingEmbedder("other")
+    CachedEmbedder(counting_embedder(), cache).embed(["a"])
+    other = counting_embedder("other")
     CachedEmbedder(other, cache).embed(["a"])
-    assert other.seen == [("document", ["a"])]
-    same = CountingEmbedder()
+    assert other.calls == [("document", ("a",))]
+    same = counting_embedder()
     CachedEmbedder(same, cache).embed(["a"], kind="query")
-    assert same.seen == [("query", ["a"])]
+    assert same.calls == [("query", ("a",))]
 
 
-class SizeLearningEmbedder(CountingEmbedder):
+class SizeLearningEmbedder(LengthEmbedder):
     """Like VoyageEmbedder with an unlisted model: the size is known only after a response."""
 
     def __init__(self) -> None:

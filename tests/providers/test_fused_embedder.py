@@ -19,23 +19,27 @@ from graphunified_query.providers import (
 )
 from graphunified_query.providers.fused_embedder import FusedEmbedder, primary_embedder, primary_vectors
 from graphunified_query.settings import EmbeddingSettings, Settings, SettingsError, load_settings
+from tests.fakes.recording_embedder import RecordingEmbedder
 
 E5 = "multilingual-e5-small-q4"
 MINILM = "all-MiniLM-L6-v2"
 
 
 class TableEmbedder:
-    """Hand-made vectors by text; counts what it is asked."""
+    """Hand-made vectors by text."""
 
     def __init__(self, model_name: str, table: dict[str, Sequence[float]]) -> None:
         self.model_name = model_name
         self.table = {t: np.asarray(v, dtype=np.float32) for t, v in table.items()}
         self.dimension = len(next(iter(self.table.values())))
-        self.asked: list[list[str]] = []
 
     def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
-        self.asked.append(list(texts))
         return np.vstack([self.table[t] for t in texts])
+
+
+def _table(model_name: str, table: dict[str, Sequence[float]]) -> RecordingEmbedder[TableEmbedder]:
+    """A `TableEmbedder` that records what it is asked."""
+    return RecordingEmbedder(TableEmbedder(model_name, table))
 
 
 def _unit(v: Sequence[float]) -> np.ndarray:
@@ -46,19 +50,20 @@ def _unit(v: Sequence[float]) -> np.ndarray:
 def test_fused_dot_is_the_weighted_mean_of_the_models_cosines() -> None:
     rng = np.random.default_rng(7)
     texts = ["q", "p1", "p2", "p3"]
-    a = TableEmbedder("a", {t: rng.normal(size=4) for t in texts})  # unnormalized on purpose
-    b = TableEmbedder("b", {t: rng.normal(size=6) for t in texts})
+    a = _table("a", {t: rng.normal(size=4) for t in texts})  # unnormalized on purpose
+    b = _table("b", {t: rng.normal(size=6) for t in texts})
     fused = FusedEmbedder([a, b], [3.0, 1.0])
+    table_a, table_b = a.inner.table, b.inner.table
     vectors = fused.embed(texts)
     assert vectors.shape == (4, 10) and fused.dimension == 10
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     for i in range(1, 4):
-        cos_a = _unit(a.table["q"]) @ _unit(a.table[texts[i]])
-        cos_b = _unit(b.table["q"]) @ _unit(b.table[texts[i]])
+        cos_a = _unit(table_a["q"]) @ _unit(table_a[texts[i]])
+        cos_b = _unit(table_b["q"]) @ _unit(table_b[texts[i]])
         assert vectors[0] @ vectors[i] == pytest.approx(0.75 * cos_a + 0.25 * cos_b, abs=1e-5)
     # The first model's own cosines come back out of the fused rows (thresholds calibrated on it).
     primary = primary_vectors(fused, vectors)
-    assert primary[0] @ primary[1] == pytest.approx(_unit(a.table["q"]) @ _unit(a.table["p1"]), abs=1e-5)
+    assert primary[0] @ primary[1] == pytest.approx(_unit(table_a["q"]) @ _unit(table_a["p1"]), abs=1e-5)
     assert fused.model_name == "fused(a:0.750+b:0.250)"
 
 
@@ -91,21 +96,21 @@ def test_equal_spreads_rank_like_the_per_query_z_scored_sum() -> None:
 def test_the_cache_keys_by_model_and_a_second_run_embeds_nothing(tmp_path: Path) -> None:
     texts = ["alpha", "beta"]
     path = tmp_path / "embeddings.sqlite"
-    a = TableEmbedder("a", {"alpha": [1, 0], "beta": [0, 1]})
-    b = TableEmbedder("b", {"alpha": [1, 0, 0], "beta": [0, 0, 1]})
+    a = _table("a", {"alpha": [1, 0], "beta": [0, 1]})
+    b = _table("b", {"alpha": [1, 0, 0], "beta": [0, 0, 1]})
     first = CachedEmbedder(FusedEmbedder([a, b], [1, 1]), EmbeddingCache(path)).embed(texts)
-    assert a.asked == [texts] and b.asked == [texts]
+    assert a.batches == [texts] and b.batches == [texts]
     cache = EmbeddingCache(path)
     for model, dimension in (("a", 2), ("b", 3)):  # same text, two entries: one per model
         rows = cache.get_many(model, "document", ["x"] + [_hash(t) for t in texts])
         assert len(rows) == 2 and all(len(v) == dimension for v in rows.values())
     again = CachedEmbedder(FusedEmbedder([a, b], [1, 1]), cache)
     assert np.array_equal(again.embed(texts), first)
-    assert (again.provider_calls, again.texts_embedded) == (0, 0) and len(a.asked) == len(b.asked) == 1
+    assert (again.provider_calls, again.texts_embedded) == (0, 0) and len(a.batches) == len(b.batches) == 1
     # A home cached with model a alone needs only the new model's vectors once b is added.
-    c = TableEmbedder("c", {"alpha": [1], "beta": [1]})
+    c = _table("c", {"alpha": [1], "beta": [1]})
     CachedEmbedder(FusedEmbedder([a, c], [1, 1]), cache).embed(texts)
-    assert len(a.asked) == 1 and c.asked == [texts]
+    assert len(a.batches) == 1 and c.batches == [texts]
 
 
 def _hash(text: str) -> str:
@@ -166,16 +171,16 @@ def load_settings_from(home: Path, values: dict) -> Settings:
 
 
 def test_thresholds_calibrated_on_the_first_model_see_only_its_vectors(tmp_path: Path) -> None:
-    a = TableEmbedder("a", {"alpha": [1, 0], "beta": [0.6, 0.8]})
-    b = TableEmbedder("b", {"alpha": [1, 0, 0], "beta": [1, 0, 0]})  # b finds them identical
+    a = _table("a", {"alpha": [1, 0], "beta": [0.6, 0.8]})
+    b = _table("b", {"alpha": [1, 0, 0], "beta": [1, 0, 0]})  # b finds them identical
     cached = CachedEmbedder(FusedEmbedder([a, b], [1, 3]), EmbeddingCache(tmp_path / "e.sqlite"))
     first = primary_embedder(cached)
     vectors = first.embed(["alpha", "beta"])
-    assert first.model_name == "a" and b.asked == []  # the other model is neither asked nor mixed in
+    assert first.model_name == "a" and b.batches == []  # the other model is neither asked nor mixed in
     assert vectors[0] @ vectors[1] == pytest.approx(0.6)
     fused = cached.embed(["alpha", "beta"])
     assert fused[0] @ fused[1] == pytest.approx(0.25 * 0.6 + 0.75 * 1.0)
-    assert a.asked == [["alpha", "beta"]]  # the fused call found model a's vectors in the cache
+    assert a.batches == [["alpha", "beta"]]  # the fused call found model a's vectors in the cache
     assert primary_embedder(make_embedder(EmbeddingSettings(provider="local"), {})).model_name == MINILM
 
 

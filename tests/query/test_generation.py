@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pytest
 
 from graphunified_query.generation import (
@@ -19,11 +18,12 @@ from graphunified_query.generation import (
 )
 from graphunified_query.providers.claude import ClaudeClient
 from graphunified_query.providers.cost import Usage
-from graphunified_query.providers.embedding import Embedder, EmbeddingKind, make_embedder
+from graphunified_query.providers.embedding import Embedder, make_embedder
 from graphunified_query.providers.tokenizer import count_tokens
 from graphunified_query.results import GeneratedAnswer, RetrievalResult
 from graphunified_query.settings import EmbeddingSettings, LLMSettings, QuerySettings, Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, text
+from tests.fakes.recording_embedder import RecordingEmbedder
 
 KEY = "sk-ant-test-generation"
 QUERY = QuerySettings()
@@ -96,20 +96,6 @@ def test_contexts_are_numbered_with_their_sources() -> None:
 # --- extractive --------------------------------------------------------------------------------
 
 
-class CountingEmbedder:
-    """The real local model, counting calls (the extractive answer must batch its sentences)."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.calls: list[int] = []
-        self.model_name = inner.model_name
-        self.dimension = inner.dimension
-
-    def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
-        self.calls.append(len(texts))
-        return self.inner.embed(texts, kind=kind)
-
-
 @pytest.fixture(scope="module")
 def local_embedder() -> Embedder:
     return make_embedder(EmbeddingSettings(provider="local"), environ={})
@@ -117,7 +103,7 @@ def local_embedder() -> Embedder:
 
 @pytest.fixture
 def extractive(local_embedder: Embedder) -> ExtractiveGenerator:
-    return ExtractiveGenerator(CountingEmbedder(local_embedder), QUERY)
+    return ExtractiveGenerator(RecordingEmbedder(local_embedder), QUERY)
 
 
 @pytest.mark.parametrize(
@@ -149,9 +135,9 @@ def test_extractive_answer_embeds_each_distinct_sentence_once_in_one_batch(
     overlapping = RetrievalResult("Thomas Hale was born in Eastfold in 1831. He died in 1901.", 0.6, "a > b")
     extractive.generate("Who founded the Hale Mill?", [MILL, HALE, FLOOD, overlapping])
     embedder = extractive.embedder
-    assert isinstance(embedder, CountingEmbedder)
+    assert isinstance(embedder, RecordingEmbedder)
     # The question, then the six distinct sentences (the heading is no sentence, the repeat is shared).
-    assert embedder.calls == [1, 6]
+    assert [len(batch) for batch in embedder.batches] == [1, 6]
 
 
 def test_a_sentence_opening_with_a_pronoun_brings_the_one_naming_it(extractive: ExtractiveGenerator) -> None:

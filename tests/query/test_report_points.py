@@ -4,7 +4,6 @@ index time) and embeds only the query; its contexts and scores equal the query-t
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from pathlib import Path
 
 import lancedb
@@ -13,30 +12,10 @@ import pytest
 
 from graphunified_query.engine import QueryEngine
 from graphunified_query.indexes.report_points import REPORT_POINT_VECTORS, ReportPoints, report_points
-from graphunified_query.providers.embedding import Embedder, EmbeddingKind
 from graphunified_query.retrieval.global_map import ExtractiveMapper
+from tests.fakes.recording_embedder import RecordingEmbedder
 
 QUESTION = "Which university did the founder of Hale Mill study at?"
-
-
-class CountingEmbedder:
-    """The real embedder, recording every text it is asked to embed."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.texts: list[str] = []
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
-        self.texts.extend(texts)
-        return self.inner.embed(texts, kind=kind)
 
 
 def test_the_index_stores_one_vector_per_report_point(built_home: Path, engine: QueryEngine) -> None:
@@ -58,8 +37,8 @@ def test_the_index_stores_one_vector_per_report_point(built_home: Path, engine: 
 def test_the_offline_map_embeds_only_the_query_and_scores_as_before(engine: QueryEngine) -> None:
     snapshot = engine.snapshot
     reports = list(snapshot.reports)
-    precomputed = CountingEmbedder(engine.embedder)
-    at_query_time = CountingEmbedder(engine.embedder)
+    precomputed = RecordingEmbedder(engine.embedder)
+    at_query_time = RecordingEmbedder(engine.embedder)
     # Every point kept (no threshold, no cap), so every score is compared.
     stored = ExtractiveMapper(precomputed, points=snapshot.report_points, min_similarity=-1.0, max_points=100)
     embedded = ExtractiveMapper(at_query_time, min_similarity=-1.0, max_points=100)

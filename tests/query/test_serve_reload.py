@@ -14,40 +14,34 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphunified_query.engine import QueryEngine, SnapshotSource
+from graphunified_query.engine import QueryEngine
+from graphunified_query.engine_reload import SnapshotSource
 from graphunified_query.layout import HomeLayout
 from graphunified_query.providers.embedding import Embedder, EmbeddingKind
 from graphunified_query.publication import current, publish
 from graphunified_query.server.app import create_app
 from graphunified_query.settings import load_settings
 from graphunified_query.snapshot_loader import load_snapshot
+from tests.fakes.recording_embedder import RecordingEmbedder
 from tests.serving import loopback_client
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class HeldEmbedder:
+class HeldEmbedder(RecordingEmbedder[Embedder]):
     """Wraps an embedder; the query ``hold`` waits until released (a request held in flight)."""
 
     def __init__(self, inner: Embedder, hold: str) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.hold = hold
         self.entered = threading.Event()
         self.release = threading.Event()
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
         if kind == "query" and self.hold in texts:
             self.entered.set()
             assert self.release.wait(60), "the test never released the held query"
-        return self.inner.embed(texts, kind=kind)
+        return super().embed(texts, kind=kind)
 
 
 @pytest.fixture
