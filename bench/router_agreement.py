@@ -85,8 +85,9 @@ def compare(results_path: Path, home: Path, questions_path: Path, show: int) -> 
         )
     as_run = {r["question_id"]: r.get("routed_to") for r in results["questions"].get("auto", [])}
 
+    entities = _entities(home)
     started = time.perf_counter()
-    index = NameIndex.build(_entities(home))
+    index = NameIndex.build(entities)
     build_ms = (time.perf_counter() - started) * 1000
     new_router = Router(names=lambda: index)
     old_router = Router()  # decide() only: the same rule table
@@ -137,6 +138,7 @@ def compare(results_path: Path, home: Path, questions_path: Path, show: int) -> 
         "old_choices": _counts(old),
         "name_index_build_ms": round(build_ms, 1),
         "features_ms_mean": round(statistics.mean(feature_ms), 3),
+        "features_ms_p95": round(statistics.quantiles(feature_ms, n=20)[-1], 3),
         "features_ms_max": round(max(feature_ms), 3),
         "disagreements": shown,
     }

@@ -22,57 +22,21 @@ NOT_BRIDGES = {"DATE"}  # a year in a question narrows it; it is not an entity t
 UNKNOWN = "UNKNOWN"
 
 # Capitalized words that are dates (spaCy's DATE, a NOT_BRIDGES type), not names.
-_DATE_WORDS = frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-    ]
+_DATE_WORD = re.compile(
+    r"january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 )
 # Lowercase words a name may hold between capitals: "Jump for Glory", "Ludwig van Beethoven"; not
 # "and", which mostly joins two names ("Thomas Hale and Ada Lovelace").
-_CONNECTORS = frozenset(["of", "for", "the", "de", "von", "van", "du", "la", "der", "del", "da", "di", "le"])
+_CONNECTORS = re.compile(r"of|for|the|de|von|van|du|la|der|del|da|di|le")
 # What may stand between two words of one name: a space, or "-", "'", ".", "&" ("Saint-Denis",
 # "O'Brien", "St. Louis", "Procter & Gamble"); a comma or a bracket ends the name.
 _NAME_GAP = re.compile(r"\s*[-'’.&]?\s*")
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”")
 # "X's": a possessive unless X is a pronoun or wh-word ("what's" = "what is"); "players' union".
 _POSSESSIVE = re.compile(r"\b([^\W_]+)['’]s\b|(?<=[^\W_]s)['’](?=\s)")
-_CONTRACTED = frozenset(
-    [
-        "it",
-        "he",
-        "she",
-        "that",
-        "what",
-        "who",
-        "where",
-        "when",
-        "how",
-        "why",
-        "there",
-        "here",
-        "this",
-        "let",
-        "which",
-    ]
-)
+_CONTRACTED = re.compile(r"it|he|she|that|this|there|here|let|what|who|where|when|how|why|which")
+
 
 Entities = tuple[tuple[str, str], ...]
 
@@ -127,7 +91,7 @@ def possessives(question: str) -> int:
     return sum(
         1
         for m in _POSSESSIVE.finditer(question)
-        if m.group(1) is None or m.group(1).lower() not in _CONTRACTED
+        if m.group(1) is None or not _CONTRACTED.fullmatch(m.group(1).lower())
     )
 
 
@@ -137,7 +101,7 @@ def _is_name(texts: Sequence[str], first: int, end: int) -> bool:
 
 
 def _capital(word: str) -> bool:
-    return word[:1].isupper() and word.isalpha() and word.lower() not in _DATE_WORDS
+    return word[:1].isupper() and word.isalpha() and not _DATE_WORD.fullmatch(word.lower())
 
 
 def _quoted(question: str, words: Sequence[re.Match[str]]) -> list[tuple[int, int]]:
@@ -167,7 +131,7 @@ def _capitalized_runs(
             word = words[end].group()
             if _capital(word):
                 last_capital = end + 1
-            elif word.lower() not in _CONNECTORS:
+            elif not _CONNECTORS.fullmatch(word):
                 break
             end += 1
         runs.append((i, last_capital))

@@ -39,7 +39,8 @@ class NameIndex:
             key = name_key(title)
             if key and key.count(" ") < MAX_WORDS:
                 rows.setdefault(key, []).append(i)
-        kinds = column_of(entities, "type") if len(entities) else []
+        typed = len(entities) > 0 and "type" in entities[0]  # titles alone (tests): every type unknown
+        kinds = column_of(entities, "type") if typed else ["UNKNOWN"] * len(entities)
         types = {
             key: kinds[found[0]] if len(found) == 1 else Counter(kinds[i] for i in found).most_common(1)[0][0]
             for key, found in rows.items()
