@@ -9,6 +9,13 @@ generation also writes the snapshot cache (``cache/snapshot/``), later starts ma
 start the first and second ``/retrieve`` (two different questions, so no cache answers) report
 the engine's own ``retrieval_latency_ms``, every core strategy's first retrieval is timed, and
 ``snapshot_rss_mb`` is the server process's resident memory after those queries.
+
+``cli_first_ask_retrieval_ms``: a first question in a fresh ``python -m graphunified_query ask``
+process with the default (routed) strategy, as a user types it: the engine's retrieval latency,
+routing included (median of ``--cli-asks`` processes, each on another question).
+
+The servers and ``ask`` processes run ``python -m`` from the current folder, which Python puts
+first on the import path: to time another checkout (``PYTHONPATH=...``), run from a neutral folder.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,10 +58,12 @@ def main() -> None:
     )
     parser.add_argument("--strategy", default="hybrid", help="strategy of the first and second retrieval")
     parser.add_argument("--starts", type=int, default=2, help="server starts (the first writes the cache)")
+    parser.add_argument("--cli-asks", type=int, default=3, help="fresh `ask` processes timed (0: none)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as scratch:
         home = args.home.resolve() if args.home else build_sample(Path(scratch) / "home")
         starts = [start(home, args.strategy) for _ in range(max(args.starts, 1))]
+        asks = [cli_first_ask(home, QUESTIONS[n % len(QUESTIONS)]) for n in range(args.cli_asks)]
     last = starts[-1]
     result = {
         "benchmark": "serve start-up and first queries on the sample corpus",
@@ -63,7 +73,9 @@ def main() -> None:
         "first_retrieval_ms": last["first_retrieval_ms"],
         "second_retrieval_ms": last["second_retrieval_ms"],
         "snapshot_rss_mb": last["rss_mb"],
+        "cli_first_ask_retrieval_ms": statistics.median(a["retrieval_ms"] for a in asks) if asks else None,
         "starts": starts,
+        "cli_first_asks": asks,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, load average "
         f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} at the end",
     }
@@ -123,6 +135,39 @@ def start(home: Path, strategy: str) -> dict[str, Any]:
     finally:
         server.terminate()
         server.wait(30)
+
+
+def cli_first_ask(home: Path, question: str) -> dict[str, Any]:
+    """One `ask` in a fresh process, default strategy, retrieval only: its reported retrieval time,
+    and whether the process imported spaCy (``-X importtime`` lists every module imported)."""
+    command = [
+        sys.executable,
+        "-X",
+        "importtime",
+        "-m",
+        "graphunified_query",
+        "ask",
+        question,
+        "--home",
+        str(home),
+    ]
+    launched = time.perf_counter()
+    done = subprocess.run(
+        [*command, "--retrieve-only", "--json"], capture_output=True, text=True, check=False, timeout=300
+    )
+    wall = time.perf_counter() - launched
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    response = json.loads(done.stdout)  # one strategy: the response itself
+    meta = response["metadata"]
+    return {
+        "question": question,
+        "strategy": response["strategy"],
+        "retrieval_ms": meta["retrieval_latency_ms"],
+        "process_s": round(wall, 2),
+        "router_rule": meta.get("router_features", {}).get("rule"),
+        "spacy_imported": re.search(r"\|\s+spacy$", done.stderr, re.MULTILINE) is not None,
+    }
 
 
 def _address(server: subprocess.Popen[str]) -> str:

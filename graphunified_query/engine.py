@@ -38,6 +38,7 @@ from graphunified_query.request import (
 )
 from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
 from graphunified_query.retrieval import Retriever, RetrieverContext
+from graphunified_query.retrieval.entity_linking import name_index
 from graphunified_query.retrieval.params import NoParams, StrategyParams
 from graphunified_query.retrieval.query_vectors import QueryVectors
 from graphunified_query.retrieval.registry import AUTO, STRATEGIES, Strategy, Tier
@@ -101,7 +102,9 @@ class QueryEngine:
         # One decision for the whole query path: with an LLM, the LLM maps and answers.
         self.generator = generator or generator_for(llm, settings, embedder)
         # The learned router when the home holds one for this embedder, the rule router otherwise.
-        self.router = select_router(snapshot.home, settings.query.router, embedder, router or Router())
+        # Its question entities are read against this snapshot's entity names (built on first use).
+        rule = (router or Router()).with_names(lambda: name_index(snapshot))
+        self.router = select_router(snapshot.home, settings.query.router, embedder, rule)
         self._context = RetrieverContext(snapshot, embedder, settings, llm, query_vectors or QueryVectors())
         self.context_pipeline = ContextPipeline(snapshot)
         self._retrievers: dict[str, Retriever] = {}

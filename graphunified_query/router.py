@@ -2,6 +2,8 @@
 
 The rules are data: an ordered table, first match wins, each naming the cue behind its choice.
 A strategy the index cannot serve falls back along `FALLBACKS`, which always ends in ``naive``.
+The entities come from the index's names and the question's capitals (`mentions`), no language
+model: routing costs well under a millisecond, on the first question as on any other.
 """
 
 from __future__ import annotations
@@ -10,13 +12,12 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from graphunified_query.mentions import NOT_BRIDGES as NOT_BRIDGES
+from graphunified_query.mentions import mentions
+from graphunified_query.retrieval.entity_linking import NameIndex
 from graphunified_query.retrieval.registry import fallbacks
-
-if TYPE_CHECKING:  # importing spaCy alone takes a second: only the first routed question pays it
-    from spacy.language import Language
-    from spacy.tokens import Doc, Token
 
 # Where a strategy's questions go when it is not built: each strategy's `fallbacks` in the registry.
 FALLBACKS: dict[str, tuple[str, ...]] = fallbacks()
@@ -47,7 +48,6 @@ _RELATION_CHAIN = re.compile(
 )
 _NAME = re.compile(r"(?<!^)(?<![.?!] )\b[A-Z][a-z]+")  # a capitalized word not opening the sentence
 _ABOUT = re.compile(r"^\s*(?:who|what) (?:is|was|are|were)\b|\btell me about\b|\bdescribe\b|\bknow about\b")
-NOT_BRIDGES = {"DATE"}  # a year in a question narrows it; it is not an entity to hop through
 
 
 def asks_about_collection(question: str) -> bool:
@@ -174,13 +174,20 @@ RULES: tuple[Rule, ...] = (
 
 
 class Router:
+    """Routes by ``rules``; ``names`` gives the index's name index (built on first use), whose names
+    and types a question's entities are read against; without it, capitals and quotes alone."""
+
     def __init__(
-        self, *, rules: Sequence[Rule] = RULES, load_nlp: Callable[[], Language] | None = None
+        self, *, rules: Sequence[Rule] = RULES, names: Callable[[], NameIndex] | None = None
     ) -> None:
         self.rules = tuple(rules)
-        self._load_nlp = load_nlp
-        self._nlp: Language | None = None
+        self._names = names
+        self._index: NameIndex | None = None
         self._lock = threading.Lock()
+
+    def with_names(self, names: Callable[[], NameIndex]) -> Router:
+        """The same rules reading another index's names (an engine binds its snapshot's)."""
+        return Router(rules=self.rules, names=names)
 
     def route(self, question: str, available: Sequence[str]) -> RouteDecision:
         return self.decide(self.features(question), available)
@@ -199,53 +206,15 @@ class Router:
         return RouteDecision(strategy, f"The question {reason}.", details)
 
     def warm(self) -> None:
-        """Load the spaCy pipeline now (a server does it in the background once it listens)."""
-        self._pipeline()
+        """Build the name index now (a server does it before its first question)."""
+        self._name_index()
 
     def features(self, question: str) -> QueryFeatures:
-        doc = self._pipeline()(question)
-        return QueryFeatures(question, question.lower(), _entities(doc), sum(t.tag_ == "POS" for t in doc))
+        entities, possessives = mentions(question, self._name_index())
+        return QueryFeatures(question, question.lower(), entities, possessives)
 
-    def _pipeline(self) -> Language:
-        with self._lock:  # spaCy takes seconds to load: once, on the first question
-            if self._nlp is None:
-                self._nlp = (self._load_nlp or _default_pipeline)()
-            return self._nlp
-
-
-def _default_pipeline() -> Language:
-    from graphunified_query.spacy_text import load_pipeline
-
-    return load_pipeline()
-
-
-def question_entities(doc: Doc) -> tuple[tuple[str, str], ...]:
-    """The named entities a question mentions, as the router sees them: (name, type), in order."""
-    return _entities(doc)
-
-
-def _entities(doc: Doc) -> tuple[tuple[str, str], ...]:
-    """spaCy's named entities, plus capitalized proper-noun runs its small model misses, in order."""
-    from graphunified_query.spacy_text import LABEL_TO_TYPE, clean_name
-
-    spans = [(ent.start, ent.text, LABEL_TO_TYPE.get(ent.label_)) for ent in doc.ents]
-    found = [(start, text, type_) for start, text, type_ in spans if type_ and type_ not in NOT_BRIDGES]
-    run: list[Token] = []
-    for token in [*doc, None]:
-        if token is not None and _is_unlabelled_name(token):
-            run.append(token)
-        elif run:
-            found.append((run[0].i, " ".join(t.text for t in run), "UNKNOWN"))
-            run = []
-    names: dict[str, str] = {}
-    for _, text, type_ in sorted(found):
-        if name := clean_name(text):
-            names.setdefault(name, type_ or "UNKNOWN")
-    return tuple(names.items())
-
-
-def _is_unlabelled_name(token: Token) -> bool:
-    # A capital is a name's mark except on the first word, which needs spaCy's PROPN tag as well.
-    return (
-        token.is_title and token.is_alpha and token.ent_iob_ == "O" and (token.i > 0 or token.pos_ == "PROPN")
-    )
+    def _name_index(self) -> NameIndex | None:
+        with self._lock:  # built once, by whichever question comes first
+            if self._index is None and self._names is not None:
+                self._index = self._names()
+            return self._index

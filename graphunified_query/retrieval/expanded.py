@@ -47,7 +47,7 @@ from graphunified_query.results import Retrieval
 from graphunified_query.retrieval.base import RetrieverBase, RetrieverContext
 from graphunified_query.retrieval.cache import RetrievalCache
 from graphunified_query.retrieval.contexts import chunk_result
-from graphunified_query.retrieval.entity_linking import NameIndex
+from graphunified_query.retrieval.entity_linking import NameIndex, name_index
 from graphunified_query.retrieval.expansion import ChunkGraph, Reach, expand
 from graphunified_query.retrieval.hipporag import UNSPECIFIC_TYPES
 from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit
@@ -271,10 +271,7 @@ class ExpandedRetriever(RetrieverBase):
         return status
 
     def _names(self) -> NameIndex:
-        cached = self.snapshot.extras.get("name_index")  # shared with hipporag
-        if cached is None:
-            cached = self.snapshot.extras["name_index"] = NameIndex.build(self.snapshot.entities)
-        return cached
+        return name_index(self.snapshot)
 
     def _default_reranker(self) -> LocalReranker:
         if self._local_reranker is None:

@@ -21,7 +21,7 @@ from graphunified_query.indexes.dense import top_k as top_scores
 from graphunified_query.results import Retrieval
 from graphunified_query.retrieval.base import RetrieverBase
 from graphunified_query.retrieval.contexts import chunk_result
-from graphunified_query.retrieval.entity_linking import NameIndex
+from graphunified_query.retrieval.entity_linking import NameIndex, name_index
 from graphunified_query.retrieval.naive import NaiveRetriever
 from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit
 from graphunified_query.retrieval.ppr import pagerank_iterations, transition_matrix
@@ -163,10 +163,7 @@ class HippoRAGRetriever(RetrieverBase):
         return cached
 
     def _names(self) -> NameIndex:
-        cached = self.snapshot.extras.get("name_index")
-        if cached is None:
-            cached = self.snapshot.extras["name_index"] = NameIndex.build(self.snapshot.entities)
-        return cached
+        return name_index(self.snapshot)
 
     def _transition(self) -> sp.csr_matrix:
         cached = self.snapshot.extras.get("ppr_transition")

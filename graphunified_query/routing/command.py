@@ -1,9 +1,9 @@
 """`python -m graphunified_query train-router RESULTS.json [...]`: label, fit, cross-validate, store.
 
 Reads eval results files, labels each question with the strategy that won it, computes the
-question's features with the home's configured embedder, scores the learned router by k-fold
-cross-validation (C chosen inside each training fold), fits the stored model on every question,
-writes it to ``<home>/router/learned.json`` and prints what it learned.
+question's features with the home's configured embedder and entity names, scores the learned
+router by k-fold cross-validation (C chosen inside each training fold), fits the stored model on
+every question, writes it to ``<home>/router/learned.json`` and prints what it learned.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from graphunified_query.parquet_store import StoreError
 from graphunified_query.providers.embedding import Embedder, make_embedder
+from graphunified_query.retrieval.entity_linking import name_index
 from graphunified_query.router import Router
 from graphunified_query.routing.compare import comparison
 from graphunified_query.routing.features import EMBEDDING_PREFIX, QuestionFeatures
@@ -22,6 +24,7 @@ from graphunified_query.routing.fit import FOLDS, cross_validate, fit_selected
 from graphunified_query.routing.labels import Labelled, ResultsError, load_results, training_summary
 from graphunified_query.routing.model import LearnedModel, model_path
 from graphunified_query.settings import load_settings
+from graphunified_query.snapshot_loader import load_snapshot
 
 
 def labelled_from(results: Sequence[Path], questions: Sequence[Path] = ()) -> list[Labelled]:
@@ -71,8 +74,18 @@ def train_router(
         )
     examples = labelled_from(results, questions)
     embedder = make_embedder(load_settings(home, environ=environ).embedding, environ)
-    model = train(examples, embedder, Router())
+    model = train(examples, embedder, home_router(home, environ))
     return model, model.save(model_path(home))
+
+
+def home_router(home: Path, environ: Mapping[str, str] = os.environ) -> Router:
+    """The rule router reading the home's entity names, as `auto` does when it serves the home, so
+    the features trained on are those served (capitals alone when the home holds no index yet)."""
+    try:
+        snapshot = load_snapshot(home, environ=environ)
+    except StoreError:
+        return Router()
+    return Router(names=lambda: name_index(snapshot))
 
 
 def report(model: LearnedModel, path: Path) -> str:

@@ -12,15 +12,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from graphunified_query.entity_names import LABEL_TO_TYPE
 from graphunified_query.providers.embedding import Embedder
 from graphunified_query.retrieval.registry import names
 from graphunified_query.router import NOT_BRIDGES, QueryFeatures, Router
 
 
 def entity_types() -> tuple[str, ...]:
-    """The types a question's entities may have, as the router reads them (spaCy imported late)."""
-    from graphunified_query.spacy_text import LABEL_TO_TYPE
-
+    """The types a question's entities may have, as the router reads them."""
     return (*sorted(set(LABEL_TO_TYPE.values()) - NOT_BRIDGES), "UNKNOWN")
 
 
@@ -42,8 +41,8 @@ class QuestionFeatures:
         return [*cues, *preferred, *counts, *embedding]
 
     def matrix(self, questions: Sequence[str], available: Sequence[str]) -> tuple[np.ndarray, list[str]]:
-        """One row per question, and the rule router's pick among ``available`` for each (spaCy
-        once per question, the embedder once per batch)."""
+        """One row per question, and the rule router's pick among ``available`` for each (the embedder
+        once per batch)."""
         parsed = [self.rule.features(q) for q in questions]
         vectors = self.embed(questions)
         rows = np.vstack([self.row(f, v) for f, v in zip(parsed, vectors, strict=True)])

@@ -60,6 +60,10 @@ class SelectedRouter:
             "cross_validation": dict(self.model.cross_validation),
         }
 
+    def warm(self) -> None:
+        """Build what the first routed question would (the rule router's name index)."""
+        self.rule.warm()
+
     def route(self, question: str, available: Sequence[str]) -> RouteDecision:
         features = self.rule.features(question)
         ruled = self.rule.decide(features, available)

@@ -36,7 +36,7 @@ class QueryService:
         self.engine = engine
         self.strategies = engine.strategies
         _build_retrievers(engine)
-        # The retrievers memoise lazily (cached properties, caches, the router's spaCy) without locks,
+        # The retrievers memoise lazily (cached properties, caches, the router's name index) without locks,
         # and the work is CPU-bound, so engine calls run one at a time; health and the schema do not wait.
         self._lock = threading.Lock()
         self._reloading = threading.Lock()
@@ -46,15 +46,14 @@ class QueryService:
         self._failed: frozenset[int] = frozenset()  # generations that did not load: not retried
 
     def warm_router(self) -> threading.Thread:
-        """Load the router's spaCy pipeline in the background: it takes seconds, which the server
-        should not wait for before answering, and only ``auto`` needs it (a request routed before
-        it is loaded waits for it)."""
+        """Build the router's entity name index in the background (shared with hipporag's entity
+        linking): only ``auto`` needs it, and a request routed before it is built waits for it."""
 
         def warm() -> None:
             try:
                 self.engine.router.warm()
             except Exception as error:  # a routed request reports it; the server keeps serving
-                log.warning("the router's language model did not load: %s", error)
+                log.warning("the router's entity name index was not built: %s", error)
 
         thread = threading.Thread(target=warm, name="warm-router", daemon=True)
         thread.start()

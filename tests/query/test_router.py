@@ -1,12 +1,17 @@
-"""The rule-based router: each rule on a representative question, reasons, fallbacks, lazy spaCy."""
+"""The rule-based router: each rule on a representative question, reasons, fallbacks, and its question
+entities read from the index's names without spaCy."""
 
 from __future__ import annotations
 
-import pytest
-from spacy.language import Language
+import os
+import subprocess
+import sys
+import textwrap
 
+import pytest
+
+from graphunified_query.retrieval.entity_linking import NameIndex
 from graphunified_query.router import FALLBACKS, RULES, Router
-from graphunified_query.spacy_text import load_pipeline
 
 ALL = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
 
@@ -60,10 +65,99 @@ def test_rules_and_fallbacks_name_known_strategies() -> None:
     assert all(chain[-1] == "naive" for s, chain in FALLBACKS.items() if s != "naive")
 
 
-def test_features_describe_the_entities(router: Router) -> None:
+# A tiny index: the graph's entity names and types, as a snapshot's `name_index` holds them.
+INDEX = NameIndex.build(
+    [
+        {"title": "Thomas Hale", "type": "PERSON"},
+        {"title": "Ada Lovelace", "type": "PERSON"},
+        {"title": "Harrow Valley", "type": "LOCATION"},
+        {"title": "1862", "type": "DATE"},
+        {"title": "Jump for Glory", "type": "PRODUCT"},
+    ]
+)
+
+
+def test_features_describe_the_entities_with_the_index_types() -> None:
+    router = Router(names=lambda: INDEX)
     features = router.route("Did Thomas Hale and Ada Lovelace live in the same town in 1862?", ALL).features
     assert features["entities"] == ["Thomas Hale", "Ada Lovelace"]  # the year is not a bridge
     assert features["entity_count"] == 2 and features["entity_types"] == ["PERSON"]
+
+
+def test_without_an_index_capitals_alone_find_the_names(router: Router) -> None:
+    features = router.route("Did Thomas Hale and Ada Lovelace live in the same town in 1862?", ALL).features
+    assert features["entities"] == ["Thomas Hale", "Ada Lovelace"]
+    assert features["entity_types"] == ["UNKNOWN"]
+
+
+@pytest.mark.parametrize(
+    ("question", "entities"),
+    [
+        # The index supplies a name the first word opens, and the type of a longer capitalized run.
+        ("Thomas Hale founded which mill?", [("Thomas Hale", "PERSON")]),
+        ("Where does the Harrow Valley Railway end?", [("Harrow Valley Railway", "LOCATION")]),
+        # Connectors inside a name, "and" between two; quotes keep a title whole; months are dates.
+        ("Who directed Jump for Glory?", [("Jump for Glory", "PRODUCT")]),
+        ('Who wrote "The Time of the Hunt" in March?', [("Time of the Hunt", "UNKNOWN")]),
+        (
+            "Was Saint-Denis built before Paris, France?",
+            [(n, "UNKNOWN") for n in ("Saint-Denis", "Paris", "France")],
+        ),
+    ],
+)
+def test_question_entities_from_the_index_and_capitals(
+    question: str, entities: list[tuple[str, str]]
+) -> None:
+    assert list(Router(names=lambda: INDEX).features(question).entities) == entities
+
+
+@pytest.mark.parametrize(
+    ("question", "count"),
+    [
+        ("What is Hale Mill's founder's birthplace?", 2),
+        ("What's the name of the players' union?", 1),  # "what's" is "what is"
+        ("Who is it?", 0),
+    ],
+)
+def test_possessives_are_counted_without_a_parser(router: Router, question: str, count: int) -> None:
+    assert router.features(question).possessives == count
+
+
+def test_the_index_is_read_once_and_only_when_a_question_is_routed() -> None:
+    built: list[NameIndex] = []
+    router = Router(names=lambda: built.append(INDEX) or INDEX)
+    assert built == []
+    router.route("Who is Thomas Hale?", ALL)
+    router.route("Summarize the documents.", ALL)
+    assert len(built) == 1
+
+
+def test_routing_imports_no_spacy() -> None:
+    """The first routed question pays no language model: spaCy is never imported (a fresh process,
+    since other tests in this one load it)."""
+    script = textwrap.dedent(
+        """
+        import sys
+        from graphunified_query.retrieval.entity_linking import NameIndex
+        from graphunified_query.router import Router
+        index = NameIndex.build([{"title": "Thomas Hale", "type": "PERSON"}])
+        decision = Router(names=lambda: index).route(
+            "Did Thomas Hale and Ada Lovelace live in the same town?", ("naive", "hybrid", "hipporag")
+        )
+        assert decision.strategy == "hipporag", decision
+        assert decision.features["entities"] == ["Thomas Hale", "Ada Lovelace"], decision.features
+        print(sorted(m for m in sys.modules if m == "spacy" or m.startswith(("spacy.", "thinc"))))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=os.environ,
+        check=True,
+        timeout=120,
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
 @pytest.mark.parametrize(
@@ -86,20 +180,6 @@ def test_unavailable_strategy_falls_back_in_order(
 def test_no_servable_strategy_is_an_error(router: Router) -> None:
     with pytest.raises(ValueError, match="No strategy to route to"):
         router.route("Who is Thomas Hale?", ())
-
-
-def test_spacy_loads_lazily_and_once() -> None:
-    loads: list[Language] = []
-
-    def load() -> Language:
-        loads.append(load_pipeline())
-        return loads[-1]
-
-    router = Router(load_nlp=load)
-    assert loads == []
-    router.route("Who is Thomas Hale?", ALL)
-    router.route("Summarize the documents.", ALL)
-    assert len(loads) == 1
 
 
 @pytest.mark.parametrize(

@@ -102,16 +102,22 @@ def test_a_generation_that_fails_to_load_keeps_the_old_one_serving(home: Path) -
 
 
 @pytest.mark.parametrize(
-    ("strategy", "imports_spacy"), [("naive", False), ("hipporag", False), ("auto", True)]
+    ("strategy", "params", "imports_spacy"),
+    [
+        ("naive", [], False),
+        ("hipporag", [], False),
+        ("auto", [], False),  # the router reads names from the index, not from spaCy
+        ("lightrag", ["--param", "dual_keywords=true"], True),  # its offline keyword split parses
+    ],
 )
 def test_ask_imports_spacy_only_for_a_strategy_that_needs_it(
-    home: Path, strategy: str, imports_spacy: bool
+    home: Path, strategy: str, params: list[str], imports_spacy: bool
 ) -> None:
     script = (
         "import sys\n"
         "from graphunified_query.cli import main\n"
         f"code = main(['ask', 'Which river flows past the mill?', '--home', {str(home)!r}, "
-        f"'--strategy', {strategy!r}, '--retrieve-only'])\n"
+        f"'--strategy', {strategy!r}, '--retrieve-only', *{params!r}])\n"
         "print(code, 'spacy' in sys.modules)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
