@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -52,6 +52,22 @@ def read_tables(paths: Iterable[Path], schema: pa.Schema) -> pa.Table:
     """
     tables = [_conform(read_table(p), schema) for p in paths]
     return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+PARTITIONS_PER_READ = 512
+
+
+def read_partitions(paths: Sequence[Path | str], per_read: int = PARTITIONS_PER_READ) -> pa.Table:
+    """Many per-document files as one table, in ``paths`` order, read a group at a time.
+
+    One dataset read of all 12.6K extraction files held ~1.2 GB of RSS for 126 MB of data (each
+    file's tiny buffers and metadata); compacting every ``per_read`` files keeps ~0.3 GB.
+    """
+    parts = [
+        pq.ParquetDataset([str(p) for p in paths[i : i + per_read]]).read().combine_chunks()
+        for i in range(0, len(paths), per_read)
+    ]
+    return pa.concat_tables(parts, promote_options="permissive")  # groups may predate a column
 
 
 def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
