@@ -19,8 +19,10 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -55,10 +57,13 @@ def _read_extractions(home: Path) -> pa.Table:
     return read_partitions(paths)
 
 
-def _graph_elements(home: Path) -> Callable[[], dict[str, pa.Table]]:
+def _graph_elements(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]:
     from graphunified_assets.lib.graph_elements import build_graph_elements
+    from graphunified_assets.resources import GraphUnifiedResource
+    from graphunified_query.providers.fused_embedder import primary_embedder
 
     table = _read_extractions(home)
+    resolver = primary_embedder(GraphUnifiedResource(home=str(home)).embedder()) if embed == "cache" else None
 
     def run() -> dict[str, pa.Table]:
         try:
@@ -67,7 +72,12 @@ def _graph_elements(home: Path) -> Callable[[], dict[str, pa.Table]]:
             rows = table.to_pylist()  # what the asset did
         else:
             rows = ExtractionRows(table)
-        elements = build_graph_elements(rows, summarize_above=3, embed=None, phrases=_phrases)
+        elements = build_graph_elements(
+            rows,
+            summarize_above=3,
+            embed=resolver.embed if resolver is not None else None,
+            phrases=_phrases,
+        )
         return {
             "entities": elements.entities,
             "relationships": elements.relationships,
@@ -77,13 +87,47 @@ def _graph_elements(home: Path) -> Callable[[], dict[str, pa.Table]]:
     return run
 
 
-PREPARE = {"graph_elements": _graph_elements}
+def _asset(name: str, outputs: tuple[str, ...]) -> Callable[[Path, str], Callable[[], dict[str, pa.Table]]]:
+    """A global asset called as Dagster would, in a scratch home holding copies of ``home``'s
+    graph tables (so it builds from scratch; ``home`` is never written) and its embedding cache."""
+
+    def prepare(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]:
+        import dagster as dg
+
+        from graphunified_assets.assets import communities, graph
+        from graphunified_assets.resources import GraphUnifiedResource
+
+        scratch = HomeLayout.at(Path(tempfile.mkdtemp(prefix=f"step-memory-{name}-")))
+        scratch.tables.mkdir(parents=True)
+        shutil.copy(home / "settings.yaml", scratch.home / "settings.yaml")
+        (scratch.home / "cache").symlink_to((home / "cache").resolve())
+        for table in ("entities", "relationships", "facts"):
+            shutil.copy(HomeLayout.at(home).table_path(table), scratch.table_path(table))
+        asset = {"graph": graph.graph, "communities": communities.communities}[name]
+        resource = GraphUnifiedResource(home=str(scratch.home))
+
+        def run() -> dict[str, pa.Table]:
+            asset(dg.build_asset_context(), graphunified=resource)
+            found = {out: pq.read_table(scratch.table_path(out)) for out in outputs}
+            shutil.rmtree(scratch.home)
+            return found
+
+        return run
+
+    return prepare
 
 
-def _worker(step: str, home: Path, out: Path) -> dict[str, float]:
+PREPARE = {
+    "graph_elements": _graph_elements,
+    "graph": _asset("graph", ("graph_edges", "synonyms")),
+    "communities": _asset("communities", ("communities",)),
+}
+
+
+def _worker(step: str, home: Path, out: Path, embed: str) -> dict[str, float]:
     start_rss = _rss_mb()
     started = time.perf_counter()
-    run = PREPARE[step](home)
+    run = PREPARE[step](home, embed)
     load_s = time.perf_counter() - started
     before = _rss_mb()
     started = time.perf_counter()
@@ -120,12 +164,18 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for the steps' output tables")
     parser.add_argument("--steps", default=",".join(STEPS))
     parser.add_argument("--compare", type=Path, help="an earlier --out folder: are the tables equal?")
+    parser.add_argument(
+        "--embed",
+        choices=("none", "cache"),
+        default="none",
+        help="graph_elements: resolve without name vectors, or with the home's embedder (cached vectors)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(_worker(args.worker, args.home, args.out)))
+        print(json.dumps(_worker(args.worker, args.home, args.out, args.embed)))
         return
-    report: dict[str, object] = {"home": str(args.home), "steps": {}}
+    report: dict[str, object] = {"home": str(args.home), "embed": args.embed, "steps": {}}
     for step in args.steps.split(","):
         command = [
             sys.executable,
