@@ -150,11 +150,12 @@ def _worker(step: str, home: Path, out: Path, embed: str) -> dict[str, float]:
     }
 
 
-def _compare(out: Path, reference: Path) -> dict[str, bool]:
+def _compare(out: Path, reference: Path, steps: list[str]) -> dict[str, bool]:
     equal = {}
     for path in sorted(reference.glob("*.parquet")):
-        mine = out / path.name
-        equal[path.stem] = mine.exists() and pq.read_table(mine).equals(pq.read_table(path))
+        if path.stem.split(".")[0] in steps:
+            mine = out / path.name
+            equal[path.stem] = mine.exists() and pq.read_table(mine).equals(pq.read_table(path))
     return equal
 
 
@@ -190,7 +191,10 @@ def main() -> None:
         done = subprocess.run(command, check=True, capture_output=True, text=True)
         report["steps"][step] = json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[index]
     if args.compare:
-        report["equal_to"] = {"reference": str(args.compare), **_compare(args.out, args.compare)}
+        report["equal_to"] = {
+            "reference": str(args.compare),
+            **_compare(args.out, args.compare, args.steps.split(",")),
+        }
     report["load_average"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report, indent=1))
 

@@ -36,9 +36,11 @@ Summarize = Callable[[str, list[str]], str]  # (name, fragments) -> one descript
 class _Edge:
     weight: float = 0.0
     descriptions: list[str] = field(default_factory=list)
-    chunks: set[str] = field(default_factory=set)
-    types: Counter[str] = field(default_factory=Counter)
-    keywords: Counter[str] = field(default_factory=Counter)  # over its mentions, for `ranked`
+    # Lists, counted when the row is made: most edges have one or two mentions, and a set and two
+    # Counters per edge were ~0.15 GB more at 317K edges.
+    chunks: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)  # one per mention, in order
+    keywords: list[str] = field(default_factory=list)  # every mention's, in order, for `ranked`
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,10 @@ def build_graph_elements(
     memory: PairMemory | None = None,
     phrases: Phrases | None = None,
 ) -> GraphElements:
-    """``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document, re-iterable
-    (`ExtractionRows` decodes them from Arrow a slice at a time: they are read twice, never held);
-    ``memory`` carries resolution's candidate pairs from the last build (an update compares only
-    new names); ``phrases`` gives relationships the extractor left without keywords their
+    """``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document, re-iterable:
+    `ExtractionRows` decodes them from Arrow a slice at a time (read two or three times, never
+    held); ``memory`` carries resolution's candidate pairs from the last build (an update compares
+    only new names); ``phrases`` gives relationships the extractor left without keywords their
     sentence's theme phrases."""
     by_triple: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     resolution = resolve_entities(_mentions(rows, by_triple), embed=embed, memory=memory)
@@ -74,6 +76,7 @@ def build_graph_elements(
         fragment_lists = [e.descriptions for e in resolution.entities]
         fragment_lists += [edge.descriptions for edge in edges.values()]
         embed = _prefetched(embed, [f for f in fragment_lists if len(f) > summarize_above])
+        del fragment_lists  # would keep every edge's descriptions after the edge is freed
     describe = _Describer(summarize_above, embed, summarize)
     entities = _entities_table(resolution, degree, describe)
     titles = {e.id: e.title for e in resolution.entities}
@@ -123,9 +126,9 @@ def _aggregate_edges(rows: Iterable[dict[str, Any]], resolution: Resolution) -> 
                 continue
             edge = edges[(min(source, target), max(source, target))]  # undirected, as in GraphRAG
             edge.weight += rel["strength"]
-            edge.chunks.add(row["chunk_id"])
-            edge.types[rel["type"]] += 1
-            edge.keywords.update(rel.get("keywords") or ())  # older extraction rows have none
+            edge.chunks.append(row["chunk_id"])
+            edge.types.append(rel["type"])
+            edge.keywords.extend(rel.get("keywords") or ())  # older extraction rows have none
             if rel["description"] and rel["description"] not in edge.descriptions:
                 edge.descriptions.append(rel["description"])
     return edges
@@ -191,7 +194,8 @@ def _relationships_table(
 def _relationship_rows(
     edges: dict[tuple[str, str], _Edge], titles: dict[str, str], degree: Counter[str], describe: _Describer
 ) -> Iterator[dict[str, Any]]:
-    for (source, target), edge in sorted(edges.items()):
+    for source, target in sorted(edges):
+        edge = edges.pop((source, target))  # freed once its row is made: edges and table never both whole
         edge_id = hashlib.sha256(f"{source}|{target}".encode()).hexdigest()[:32]
         yield {
             "id": edge_id,
@@ -201,11 +205,11 @@ def _relationship_rows(
             "description": describe(f"{titles[source]} - {titles[target]}", edge.descriptions),
             "weight": edge.weight,
             "combined_degree": degree[source] + degree[target],
-            "text_unit_ids": sorted(edge.chunks),
+            "text_unit_ids": sorted(set(edge.chunks)),
             "source_id": source,
             "target_id": target,
-            "type": edge.types.most_common(1)[0][0],
-            "keywords": ranked(edge.keywords),
+            "type": Counter(edge.types).most_common(1)[0][0],
+            "keywords": ranked(Counter(edge.keywords)),
         }
 
 
