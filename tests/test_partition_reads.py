@@ -22,9 +22,12 @@ def test_grouped_reads_equal_one_read_in_path_order(tmp_path: Path) -> None:
     assert table.column("chunk_id").num_chunks == 3  # one compacted chunk per group of files
 
 
-def test_a_group_written_before_a_column_existed_reads_as_nulls(tmp_path: Path) -> None:
-    old, new = tmp_path / "old.parquet", tmp_path / "new.parquet"
-    pq.write_table(pa.table({"chunk_id": ["a"]}), old)
-    pq.write_table(pa.table({"chunk_id": ["b"], "risk_level": ["low"]}), new)
-    table = read_partitions([old, new], per_read=1)
-    assert table.column("risk_level").to_pylist() == [None, "low"]
+def test_groups_take_the_first_files_schema_as_one_read_does(tmp_path: Path) -> None:
+    older, old, new = tmp_path / "older.parquet", tmp_path / "old.parquet", tmp_path / "new.parquet"
+    pq.write_table(pa.table({"chunk_id": ["a"], "risk_level": ["high"]}), older)
+    pq.write_table(pa.table({"chunk_id": ["b"]}), old)  # written before the column existed
+    pq.write_table(pa.table({"chunk_id": ["c"], "risk_level": ["low"], "extra": [1]}), new)
+    table = read_partitions([older, old, new], per_read=1)
+    assert table.equals(pq.ParquetDataset([str(p) for p in (older, old, new)]).read())
+    assert table.column("risk_level").to_pylist() == ["high", None, "low"]
+    assert table.column_names == ["chunk_id", "risk_level"]
