@@ -13,11 +13,10 @@ from collections.abc import Iterable
 import dagster as dg
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from graphunified_assets.lib.index_state import IndexState
 from graphunified_query.layout import HomeLayout
-from graphunified_query.parquet_store import write_table_atomic
+from graphunified_query.parquet_store import read_partitions, write_table_atomic
 
 # Schema metadata naming partitions an asset could not produce this run: no file is written for
 # them (a stale one is removed), so they stay "incomplete" and the next `index` retries them.
@@ -120,5 +119,5 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
                 f"not processed. `python -m graphunified_assets status --home {layout.home}` lists the "
                 "failures; fix their cause (provider, key, input) and re-run `index`."
             )
-        # One dataset read is far faster than thousands of single-file reads.
-        return pq.ParquetDataset(present).read()
+        # Dataset reads are far faster than thousands of single-file reads; grouped to bound RSS.
+        return read_partitions(present)

@@ -34,23 +34,26 @@ def communities(
     """Re-clusters only the top-level communities an update touched; the rest keep their members."""
     layout = graphunified.layout
     settings = graphunified.settings.graph
-    entities = read_table(layout.table_path(ENTITIES))
-    relationships = read_table(layout.table_path(RELATIONSHIPS))
+    # What clustering and the community table read: not the relationships' chunk lists and keywords.
+    entities = read_table(layout.table_path(ENTITIES), columns=["id", "description", "text_unit_ids"])
+    relationships = read_table(
+        layout.table_path(RELATIONSHIPS), columns=["id", "source_id", "target_id", "weight", "description"]
+    )
     path = layout.table_path(COMMUNITIES)
     previous = read_table(path) if path.exists() else None
     state_path = layout.table_path(CLUSTERING_STATE)
     previous_clustering = read_clustering(read_table(state_path)) if state_path.exists() else None
-    edges = [
-        (r["source_id"], r["target_id"], r["weight"])
-        for r in relationships.select(["source_id", "target_id", "weight"]).to_pylist()
-    ]
+    # Tuples straight from the columns: a dict per relationship first cost ~0.1 GB more.
+    edges = list(
+        zip(*(relationships.column(c).to_pylist() for c in ("source_id", "target_id", "weight")), strict=True)
+    )
     parameters = LeidenParameters(
         settings.max_cluster_size, settings.max_level, settings.resolution, settings.seed
     )
     found, clustering = detect_communities(
         edges, parameters, previous=previous_clustering if previous is not None else None
     )
-    rows = entities.select(["id", "description", "text_unit_ids"]).to_pylist()
+    entity_ids = entities.column("id").to_pylist()
     previous_periods = (
         dict(
             zip(
@@ -65,8 +68,8 @@ def communities(
     table = communities_table(
         found,
         relationships=relationships,
-        entity_text_units={r["id"]: r["text_unit_ids"] for r in rows},
-        entity_descriptions={r["id"]: r["description"] for r in rows},
+        entity_text_units=dict(zip(entity_ids, entities.column("text_unit_ids").to_pylist(), strict=True)),
+        entity_descriptions=dict(zip(entity_ids, entities.column("description").to_pylist(), strict=True)),
         previous_periods=previous_periods,
     )
     write_table_atomic(path, table)

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from graphunified_query.providers.llm_cache import LLMCache, request_key
@@ -62,23 +63,39 @@ def spacy_phrases(cache: LLMCache | None = None) -> Phrases:
     return phrases
 
 
-def with_keywords(rows: Sequence[dict[str, Any]], phrases: Phrases) -> list[dict[str, Any]]:
+def with_keywords(rows: Iterable[dict[str, Any]], phrases: Phrases) -> Iterable[dict[str, Any]]:
     """Extraction rows whose relationships all carry keywords: the extractor's where it gave
-    some, else the theme phrases of the relationship's description without its entity names."""
-    bare = [rel for row in rows for rel in row["relationships"] if not rel.get("keywords")]
-    texts = list(dict.fromkeys(rel["description"] for rel in bare if rel["description"]))
-    by_text = dict(zip(texts, phrases(texts), strict=True)) if texts else {}
-    out = []
-    for row in rows:
-        relationships = []
-        for rel in row["relationships"]:
-            if not rel.get("keywords"):
-                names = _words([rel["source"], rel["target"]])
-                found = by_text.get(rel["description"], [])
-                rel = {**rel, "keywords": without_names(found, names)[:MAX_MENTION_KEYWORDS]}
-            relationships.append(rel)
-        out.append({**row, "relationships": relationships})
-    return out
+    some, else the theme phrases of the relationship's description without its entity names.
+
+    One pass over ``rows`` gathers the descriptions to parse; the rows themselves are filled one
+    at a time as they are read (re-iterable when ``rows`` is), so none is copied ahead.
+    """
+    texts = list(
+        dict.fromkeys(
+            rel["description"]
+            for row in rows
+            for rel in row["relationships"]
+            if not rel.get("keywords") and rel["description"]
+        )
+    )
+    return _KeywordedRows(rows, dict(zip(texts, phrases(texts), strict=True)) if texts else {})
+
+
+@dataclass(frozen=True)
+class _KeywordedRows:
+    rows: Iterable[dict[str, Any]]
+    by_text: dict[str, list[str]]  # description -> its theme phrases
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for row in self.rows:
+            relationships = []
+            for rel in row["relationships"]:
+                if not rel.get("keywords"):
+                    names = _words([rel["source"], rel["target"]])
+                    found = self.by_text.get(rel["description"], [])
+                    rel = {**rel, "keywords": without_names(found, names)[:MAX_MENTION_KEYWORDS]}
+                relationships.append(rel)
+            yield {**row, "relationships": relationships}
 
 
 def without_names(phrases: Iterable[str], name_words: set[str]) -> list[str]:

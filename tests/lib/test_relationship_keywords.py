@@ -46,7 +46,7 @@ def _counting(phrases: Phrases, calls: list[list[str]]) -> Phrases:
 
 
 def test_offline_keywords_are_the_sentence_themes_without_the_entity_names() -> None:
-    rows = with_keywords([_row("c1", _rel("Thomas Hale", "Hale Mill", SENTENCE))], spacy_phrases())
+    rows = list(with_keywords([_row("c1", _rel("Thomas Hale", "Hale Mill", SENTENCE))], spacy_phrases()))
     keywords = rows[0]["relationships"][0]["keywords"]
     assert keywords == ["large woollen textile factory", "river", "early apprenticeship"]
     words = {w for k in keywords for w in k.split()}
@@ -60,7 +60,7 @@ def test_extractor_keywords_are_kept_and_phrases_are_cached_by_content(
     calls: list[list[str]] = []
     given = _rel("Thomas Hale", "Hale Mill", SENTENCE, keywords=["industry founding"])
     rows = [_row("c1", given, _rel("Hale Mill", "River Harrow", SENTENCE))]
-    first = with_keywords(rows, _counting(spacy_phrases(cache), calls))
+    first = list(with_keywords(rows, _counting(spacy_phrases(cache), calls)))
     assert first[0]["relationships"][0]["keywords"] == ["industry founding"]  # the extractor's stay
     assert "river" not in first[0]["relationships"][1]["keywords"]  # this pair's own name words go
     assert calls == [[SENTENCE]] and len(cache) == 1  # one distinct sentence, parsed once
@@ -69,7 +69,7 @@ def test_extractor_keywords_are_kept_and_phrases_are_cached_by_content(
         raise AssertionError("a cached sentence was parsed again")
 
     monkeypatch.setattr(spacy_text, "load_pipeline", no_parsing)
-    assert with_keywords(rows, spacy_phrases(cache)) == first  # a later run reads the cache
+    assert list(with_keywords(rows, spacy_phrases(cache))) == first  # a later run reads the cache
 
 
 def test_duplicates_across_documents_union_their_keywords_most_frequent_first() -> None:

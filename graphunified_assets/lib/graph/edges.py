@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphunified_query.tables import GRAPH_EDGES_SCHEMA
 
@@ -12,30 +11,33 @@ from graphunified_query.tables import GRAPH_EDGES_SCHEMA
 def graph_edges(entities: pa.Table, relationships: pa.Table, synonyms: pa.Table) -> pa.Table:
     """Weights are on one scale (about 1) so no edge kind drowns the others in a random walk:
     a mention is 1, a relationship grows slowly with the chunks that state it, a synonym edge
-    is its name similarity."""
-    sources: list[str] = []
-    targets: list[str] = []
-    kinds: list[str] = []
-    weights: list[float] = []
+    is its name similarity.
 
-    def add(source: str, target: str, kind: str, weight: float) -> None:
-        sources.append(source)
-        targets.append(target)
-        kinds.append(kind)
-        weights.append(weight)
-
-    for row in relationships.select(["source_id", "target_id", "text_unit_ids"]).to_pylist():
-        add(
-            row["source_id"],
-            row["target_id"],
-            "relationship",
-            1.0 + math.log(max(len(row["text_unit_ids"]), 1)),
-        )
-    for row in entities.select(["id", "text_unit_ids"]).to_pylist():
-        for chunk_id in row["text_unit_ids"]:
-            add(row["id"], chunk_id, "mention", 1.0)
-    for row in synonyms.to_pylist():
-        add(row["source"], row["target"], "synonym", row["similarity"])
-    return pa.table(
-        {"source": sources, "target": targets, "kind": kinds, "weight": weights}, schema=GRAPH_EDGES_SCHEMA
+    Built with Arrow kernels, column by column: 475K edges at the 12.6K-passage scale were
+    ~0.2 GB of Python lists and dicts, for a 37 MB table.
+    """
+    stated = relationships.column("text_unit_ids").combine_chunks()
+    relationship_weight = pc.add(
+        pc.ln(pc.cast(pc.max_element_wise(pc.list_value_length(stated), 1), pa.float64())), 1.0
     )
+    mentioned = entities.column("text_unit_ids").combine_chunks()
+    chunk_ids = pc.list_flatten(mentioned)
+    mentioning = pc.take(entities.column("id"), pc.list_parent_indices(mentioned))
+    parts = [
+        (
+            relationships.column("source_id"),
+            relationships.column("target_id"),
+            "relationship",
+            relationship_weight,
+        ),
+        (mentioning, chunk_ids, "mention", pa.repeat(1.0, len(chunk_ids))),
+        (synonyms.column("source"), synonyms.column("target"), "synonym", synonyms.column("similarity")),
+    ]
+    tables = [
+        pa.table(
+            {"source": source, "target": target, "kind": pa.repeat(kind, len(source)), "weight": weight},
+            schema=GRAPH_EDGES_SCHEMA,
+        )
+        for source, target, kind, weight in parts
+    ]
+    return pa.concat_tables(tables).combine_chunks()

@@ -15,7 +15,7 @@ import pyarrow as pa
 from graphunified_query.tables import SYNONYMS_SCHEMA
 
 Embed = Callable[[list[str]], np.ndarray]
-_BLOCK = 1024  # rows of the new-by-all similarity matrix held at once
+_BLOCK = 256  # rows of the new-by-all similarity matrix held at once: 76 MB at 74K names
 
 
 def synonym_edges(

@@ -1,0 +1,203 @@
+"""Benchmark: peak RSS and time of the graph stage's heavy step functions on an existing home.
+
+    python bench/step_memory.py --home /tmp/scale/home --out /tmp/graph-rss/after [--compare DIR]
+
+A full build runs every step in one process, so its peak RSS is the largest step's. This runs the
+step functions themselves on a built home's tables (read only), each in a fresh subprocess, and
+prints one JSON object: per step, RSS before it (inputs loaded), its peak (``/proc`` sampled every
+10 ms, and ``ru_maxrss``), the step's own share (peak minus before) and wall time. Output tables
+are written under ``--out``; ``--compare DIR`` checks them against an earlier run's, cell for cell.
+
+Resolution runs without name vectors (``embed=None``) and relationship keywords come from a cheap
+deterministic stand-in for spaCy's theme phrases: both the same before and after a change, so the
+figures compare the data handling, not the models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from global_stage import RssSampler, _rss_kb
+
+from graphunified_query.layout import HomeLayout
+
+STEPS = ("graph_elements",)
+
+
+def _rss_mb() -> float:
+    return _rss_kb() / 1024
+
+
+def _phrases(texts: list[str]) -> list[list[str]]:
+    """Stand-in for spaCy's theme phrases: deterministic, cheap, keeps the data flow the same."""
+    return [
+        [" ".join(t.lower().split()[i : i + 2]) for i in range(0, min(len(t.split()), 6), 2)] for t in texts
+    ]
+
+
+def _read_extractions(home: Path) -> pa.Table:
+    layout = HomeLayout.at(home)
+    paths = sorted(layout.partition_dir("extractions").glob("*.parquet"))
+    try:  # the grouped reader, where this checkout has it
+        from graphunified_query.parquet_store import read_partitions
+    except ImportError:
+        return pq.ParquetDataset([str(p) for p in paths]).read()  # what the IO manager did
+    return read_partitions(paths)
+
+
+def _graph_elements(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]:
+    from graphunified_assets.lib.graph_elements import build_graph_elements
+    from graphunified_assets.resources import GraphUnifiedResource
+    from graphunified_query.providers.fused_embedder import primary_embedder
+
+    table = _read_extractions(home)
+    resolver = primary_embedder(GraphUnifiedResource(home=str(home)).embedder()) if embed == "cache" else None
+
+    def run() -> dict[str, pa.Table]:
+        try:
+            from graphunified_assets.lib.extraction_rows import ExtractionRows
+        except ImportError:
+            rows = table.to_pylist()  # what the asset did
+        else:
+            rows = ExtractionRows(table)
+        elements = build_graph_elements(
+            rows,
+            summarize_above=3,
+            embed=resolver.embed if resolver is not None else None,
+            phrases=_phrases,
+        )
+        return {
+            "entities": elements.entities,
+            "relationships": elements.relationships,
+            "facts": elements.facts,
+        }
+
+    return run
+
+
+def _asset(name: str, outputs: tuple[str, ...]) -> Callable[[Path, str], Callable[[], dict[str, pa.Table]]]:
+    """A global asset called as Dagster would, in a scratch home holding copies of ``home``'s
+    graph tables (so it builds from scratch; ``home`` is never written) and its embedding cache."""
+
+    def prepare(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]:
+        import dagster as dg
+
+        from graphunified_assets.assets import communities, graph
+        from graphunified_assets.resources import GraphUnifiedResource
+
+        scratch = HomeLayout.at(Path(tempfile.mkdtemp(prefix=f"step-memory-{name}-")))
+        scratch.tables.mkdir(parents=True)
+        shutil.copy(home / "settings.yaml", scratch.home / "settings.yaml")
+        (scratch.home / "cache").symlink_to((home / "cache").resolve())
+        for table in ("entities", "relationships", "facts"):
+            shutil.copy(HomeLayout.at(home).table_path(table), scratch.table_path(table))
+        asset = {"graph": graph.graph, "communities": communities.communities}[name]
+        resource = GraphUnifiedResource(home=str(scratch.home))
+
+        def run() -> dict[str, pa.Table]:
+            asset(dg.build_asset_context(), graphunified=resource)
+            found = {out: pq.read_table(scratch.table_path(out)) for out in outputs}
+            shutil.rmtree(scratch.home)
+            return found
+
+        return run
+
+    return prepare
+
+
+PREPARE = {
+    "graph_elements": _graph_elements,
+    "graph": _asset("graph", ("graph_edges", "synonyms")),
+    "communities": _asset("communities", ("communities",)),
+}
+
+
+def _worker(step: str, home: Path, out: Path, embed: str) -> dict[str, float]:
+    start_rss = _rss_mb()
+    started = time.perf_counter()
+    run = PREPARE[step](home, embed)
+    load_s = time.perf_counter() - started
+    before = _rss_mb()
+    started = time.perf_counter()
+    with RssSampler(every=0.01) as sampler:
+        tables = run()
+    seconds = time.perf_counter() - started
+    peak = max(sampler.peak_mb(), _rss_mb())
+    out.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        pq.write_table(table, out / f"{step}.{name}.parquet")
+    return {
+        "python_rss_mb": round(start_rss),
+        "inputs_load_s": round(load_s, 1),
+        "rss_with_inputs_mb": round(before),
+        "peak_rss_mb": round(peak),
+        "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "step_rss_mb": round(peak - before),
+        "step_s": round(seconds, 1),
+        **{f"{name}_rows": table.num_rows for name, table in tables.items()},
+    }
+
+
+def _compare(out: Path, reference: Path, steps: list[str]) -> dict[str, bool]:
+    equal = {}
+    for path in sorted(reference.glob("*.parquet")):
+        if path.stem.split(".")[0] in steps:
+            mine = out / path.name
+            equal[path.stem] = mine.exists() and pq.read_table(mine).equals(pq.read_table(path))
+    return equal
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, default=Path("/tmp/scale/home"))
+    parser.add_argument("--out", type=Path, required=True, help="folder for the steps' output tables")
+    parser.add_argument("--steps", default=",".join(STEPS))
+    parser.add_argument("--compare", type=Path, help="an earlier --out folder: are the tables equal?")
+    parser.add_argument(
+        "--embed",
+        choices=("none", "cache"),
+        default="none",
+        help="graph_elements: resolve without name vectors, or with the home's embedder (cached vectors)",
+    )
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(_worker(args.worker, args.home, args.out, args.embed)))
+        return
+    report: dict[str, object] = {"home": str(args.home), "embed": args.embed, "steps": {}}
+    for step in args.steps.split(","):
+        command = [
+            sys.executable,
+            __file__,
+            "--home",
+            str(args.home),
+            "--out",
+            str(args.out),
+            "--worker",
+            step,
+        ]
+        done = subprocess.run(command, check=True, capture_output=True, text=True)
+        report["steps"][step] = json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[index]
+    if args.compare:
+        report["equal_to"] = {
+            "reference": str(args.compare),
+            **_compare(args.out, args.compare, args.steps.split(",")),
+        }
+    report["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
