@@ -13,6 +13,7 @@ from graphunified_assets.lib.resolution_pairs import PairMemory
 from graphunified_assets.observability import llm_usage, markdown_table, numeric, stage_timing
 from graphunified_assets.partitions import after_documents_change, documents_partitions
 from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_query.embedding_models import uncalibrated_thresholds_warning
 from graphunified_query.parquet_store import write_table_atomic
 from graphunified_query.providers.fused_embedder import primary_embedder
 from graphunified_query.providers.llm_cache import LLMCache
@@ -50,6 +51,8 @@ def graph_elements(
     rows = ExtractionRows(extractions.filter(pc.is_in(extractions.column("document_id"), live)))
     # Name neighbours for resolution (cached) come from the first model: its cosine threshold.
     resolver = primary_embedder(graphunified.embedder())
+    if warning := uncalibrated_thresholds_warning(resolver.model_name):
+        context.log.warning(warning)  # e.g. e5 alone: its cosines pass far more name pairs
     summarizer = graphunified.summarizer()
     layout = graphunified.layout
     # Candidate pairs of the last build: an update compares only new and changed names.

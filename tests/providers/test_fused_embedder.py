@@ -189,3 +189,17 @@ def test_the_research_preset_fuses_minilm_with_e5() -> None:
 
     assert [m.name for m in preset_settings("research").embedding.models] == [MINILM, E5]
     assert [m.name for m in Settings().embedding.models] == [MINILM]  # the measured default
+
+
+def test_a_first_model_the_graph_thresholds_were_not_set_on_is_named_with_what_to_do() -> None:
+    from graphunified_query.embedding_models import uncalibrated_thresholds_warning
+
+    warning = uncalibrated_thresholds_warning("multilingual-e5-small-q4")
+    assert warning is not None
+    assert "embedding.models starts with multilingual-e5-small-q4" in warning
+    assert "graph.synonym_threshold" in warning and "List all-MiniLM-L6-v2 first" in warning
+    assert uncalibrated_thresholds_warning("multilingual-e5-small-q4['a'|'b']") == warning
+    # MiniLM first (alone, fused, or with its own prefixes) and remote models: nothing to say.
+    assert uncalibrated_thresholds_warning("all-MiniLM-L6-v2") is None
+    assert uncalibrated_thresholds_warning("all-MiniLM-L6-v2['q: '|'p: ']") is None
+    assert uncalibrated_thresholds_warning("voyage-3.5") is None
