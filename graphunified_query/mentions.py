@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 
 from graphunified_query.entity_names import clean_name
-from graphunified_query.retrieval.entity_linking import _WORD, NameIndex
+from graphunified_query.retrieval.entity_linking import WORD, NameIndex
 
 NOT_BRIDGES = {"DATE"}  # a year in a question narrows it; it is not an entity to hop through
 UNKNOWN = "UNKNOWN"
@@ -43,7 +43,7 @@ Entities = tuple[tuple[str, str], ...]
 
 def mentions(question: str, index: NameIndex | None = None) -> tuple[Entities, int]:
     """The question's named entities as (name, type), in order, and its number of possessives."""
-    words = list(_WORD.finditer(question))
+    words = list(WORD.finditer(question))
     texts = [w.group() for w in words]
     quoted = _quoted(question, words)
     taken = [any(f <= i < e for f, e in quoted) for i in range(len(words))]

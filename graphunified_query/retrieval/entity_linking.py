@@ -19,12 +19,12 @@ from graphunified_query.arrow_rows import column_of
 if TYPE_CHECKING:
     from graphunified_query.snapshot import Snapshot
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a word of a name or question (mentions.py too)
 MAX_WORDS = 8
 
 
 def name_key(text: str) -> str:
-    return " ".join(w.lower() for w in _WORD.findall(text))
+    return " ".join(w.lower() for w in WORD.findall(text))
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class NameIndex:
 
     def link(self, question: str) -> list[tuple[str, tuple[int, ...]]]:
         """(matched span, entity rows) for each maximal span of the question that names entities."""
-        words = _WORD.findall(question)
+        words = WORD.findall(question)
         return [(" ".join(words[i:j]), self.rows[key]) for i, j, key in self.spans(words)]
 
     def spans(self, words: Sequence[str]) -> list[tuple[int, int, str]]:
