@@ -4,8 +4,9 @@
 2. Expansion: up to ``expansion_depth`` chunk-to-chunk hops along SIMILAR_TO edges (cosine >=
    ``expansion_threshold``; the index stores them only above ``graph.chunk_similarity_threshold``),
    shared MENTIONS of an entity and RELATED_TO entity pairs (entities in more than ``hub_limit``
-   chunks do not bridge; see `expansion` for each link's strength), admitting at most
-   ``max_expanded_chunks`` chunks beyond the seeds.
+   chunks do not bridge; from each entity at most ``max_neighbours_per_hop`` related entities
+   are followed, heaviest relationships first; see `expansion` for each link's strength),
+   admitting at most ``max_expanded_chunks`` chunks beyond the seeds.
 3. Hybrid score of every candidate, each part in [0, 1]:
 
        hybrid = vector_score x chunk_weight + graph_score x (1 - chunk_weight)
@@ -50,7 +51,7 @@ from graphunified_query.retrieval.contexts import chunk_result
 from graphunified_query.retrieval.entity_linking import NameIndex, name_index
 from graphunified_query.retrieval.expansion import ChunkGraph, Reach, expand
 from graphunified_query.retrieval.hipporag import UNSPECIFIC_TYPES
-from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit
+from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit, neighbours_per_hop_field
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,9 @@ class ExpandedParams(StrategyParams):
     query_entities: int = Field(5, ge=0, le=100, description="Entities linked to the query by description.")
     entity_min_similarity: Cosine = Field(0.3, description="Cosine a description-linked entity needs.")
     hub_limit: int = Field(100, ge=1, description="Entities in more chunks than this do not bridge.")
+    max_neighbours_per_hop: int = neighbours_per_hop_field(
+        50, "an entity with no more relationships is followed in full"
+    )
     rerank: bool = Field(False, description="Rescore the best candidates with the reranker (default local).")
     reranker: RerankerName | None = Field(None, description="Reranker by name: local, llm or voyage.")
     rerank_blend: Unit = Field(0.5, description="Share of the rerank score in the final score.")
@@ -117,6 +121,7 @@ class ExpandedRetriever(RetrieverBase):
         query_entities: int = 5,
         entity_min_similarity: float = 0.3,
         hub_limit: int = 100,
+        max_neighbours_per_hop: int = 50,
         rerank: bool = False,
         reranker: Reranker | RerankerName | None = None,
         rerank_blend: float = 0.5,
@@ -131,8 +136,10 @@ class ExpandedRetriever(RetrieverBase):
         ):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be within [0, 1], not {value}")
-        if seed_k < 1 or expansion_depth < 0 or max_expanded_chunks < 0:
-            raise ValueError("seed_k must be >= 1, expansion_depth and max_expanded_chunks >= 0")
+        if seed_k < 1 or expansion_depth < 0 or max_expanded_chunks < 0 or max_neighbours_per_hop < 1:
+            raise ValueError(
+                "seed_k and max_neighbours_per_hop must be >= 1, expansion_depth and max_expanded_chunks >= 0"
+            )
         if not query.strip() or top_k <= 0:
             return Retrieval(self.name, ())
         if isinstance(reranker, str):  # a name from a request or settings (and so a cache key)
@@ -143,7 +150,11 @@ class ExpandedRetriever(RetrieverBase):
         sims = snap.chunk_vectors.similarities(q)
         seeds = {row: _clip(score) for row, score in self._seeds(sims, seed_k, allowed)}
         graph = ChunkGraph(
-            snap, similarity_threshold=expansion_threshold, hub_limit=hub_limit, allowed=allowed
+            snap,
+            similarity_threshold=expansion_threshold,
+            hub_limit=hub_limit,
+            per_hop=max_neighbours_per_hop,
+            allowed=allowed,
         )
         reaches = expand(graph, seeds, depth=expansion_depth, decay=hop_decay, limit=max_expanded_chunks)
         weights = self._query_entities(query, q, query_entities, entity_min_similarity)

@@ -12,19 +12,34 @@ Two chunks are linked (one hop) when
 
 A pair's strength is the best of its links. Dates never bridge (like HippoRAG's seeds: "1889"
 ties together passages that share nothing else), nor do entities in more than ``hub_limit``
-chunks, whose specificity is low anyway and whose fan-out would dominate the cost.
+chunks, whose specificity is low anyway and whose fan-out would dominate the cost. An entity
+in few chunks can still have hundreds of relationships: from each entity a hop follows at most
+``per_hop`` related entities, its heaviest relationships first (as `graphrag_local` walks, by
+`Snapshot.heaviest_neighbours`), so a hub costs ``per_hop`` neighbours' chunks, not all of them.
+An entity with no more than ``per_hop`` relationships is followed in full, in stored order,
+exactly as without the cap.
+
+A hop is computed for the whole frontier at once: every link of every frontier chunk becomes
+one row of a few arrays (`Offers`), and the best path into each chunk is a sort, not a Python
+loop over the thousands of chunks a question's neighbourhood reaches. Ties are broken as a
+chunk-by-chunk walk would: the earlier frontier chunk, then the stronger link, then the link
+offered first.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from graphunified_query.arrow_rows import column_of
 from graphunified_query.retrieval.hipporag import UNSPECIFIC_TYPES
 from graphunified_query.snapshot import Snapshot
 
-_ENTITY_CHUNKS = "expanded.entity_chunk_rows"  # snapshot.extras key
+_ENTITY_FACTS = "expanded.entity_facts"  # snapshot.extras key
+_NO_ENTITY = -1  # an Offers entity/other column without one: SIMILAR_TO has neither, MENTIONS no other
 
 
 @dataclass(frozen=True)
@@ -37,6 +52,30 @@ class Reach:
     via: str  # its last link: "similar_to", "mentions:<entity>" or "related_to:<e1> -> <e2>"
 
 
+@dataclass(frozen=True)
+class EntityFacts:
+    """What a walk reads per entity row, as plain lists and one flat array: an Arrow row read costs
+    microseconds and a hub's walk reads thousands. Built once per snapshot (`entity_facts`)."""
+
+    ids: list[str]
+    unspecific: list[bool]  # dates and other types that never bridge
+    counts: list[int]  # live chunks mentioning it
+    specificity: list[float]  # 1 / (1 + ln max(count, 1))
+    starts: np.ndarray  # entity row → where its chunk rows begin in ``chunk_rows``
+    chunk_rows: np.ndarray  # every entity's live chunk rows, one after the other
+
+
+@dataclass(frozen=True)
+class Offers:
+    """Every link out of a frontier, in the order a chunk-by-chunk walk offers them."""
+
+    source: np.ndarray  # index into the frontier rows
+    target: np.ndarray  # chunk row linked to
+    strength: np.ndarray
+    entity: np.ndarray  # the link's entity row (_NO_ENTITY: SIMILAR_TO)
+    other: np.ndarray  # RELATED_TO: the related entity row (_NO_ENTITY: otherwise)
+
+
 class ChunkGraph:
     """The chunk-to-chunk links of one snapshot, restricted to ``allowed`` rows when given."""
 
@@ -46,67 +85,124 @@ class ChunkGraph:
         *,
         similarity_threshold: float,
         hub_limit: int,
+        per_hop: int,
         allowed: Collection[int] | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.similarity_threshold = similarity_threshold
         self.hub_limit = hub_limit
-        self.allowed = allowed
-        self.entity_chunks = entity_chunk_rows(snapshot)
+        self.per_hop = per_hop
+        self.entities = entity_facts(snapshot)
+        self.allowed: np.ndarray | None = None
+        if allowed is not None:
+            self.allowed = np.zeros(len(snapshot.chunks.ids), bool)
+            self.allowed[list(allowed)] = True
 
-    def links(self, row: int) -> dict[int, tuple[float, str]]:
-        """target chunk row → (strength, via) of the strongest link from ``row``."""
-        snap = self.snapshot
-        chunk_id = snap.chunks.ids[row]
-        best: dict[int, tuple[float, str]] = {}
-
-        def offer(targets: Collection[int], strength: float, via: str) -> None:
-            for target in targets:
-                if target == row or (self.allowed is not None and target not in self.allowed):
-                    continue
-                if strength > best.get(target, (0.0, ""))[0]:
-                    best[target] = (strength, via)
-
-        if snap.chunk_similarity is not None:
-            for neighbour, sim in snap.chunk_similarity.adjacency.get(chunk_id, []):
+    def offers(self, rows: Sequence[int]) -> Offers:
+        """The links out of each of ``rows``: a target is offered once per link that reaches it
+        (its own row and rows outside ``allowed`` left out), strength > 0."""
+        snap, facts = self.snapshot, self.entities
+        similar = snap.chunk_similarity.adjacency if snap.chunk_similarity is not None else {}
+        weights = snap.relationship_weights
+        singles: list[tuple[int, int, float, int]] = []  # SIMILAR_TO: (source, target, strength, order)
+        pieces: list[
+            tuple[int, int, float, int, int, int]
+        ] = []  # (source, entity's chunks, strength, e1, e2, order)
+        for source, row in enumerate(rows):
+            chunk_id = snap.chunks.ids[row]
+            for neighbour, sim in similar.get(chunk_id, []):
                 if sim < self.similarity_threshold:
                     break  # most similar first
                 if neighbour in snap.chunk_row:
-                    offer((snap.chunk_row[neighbour],), sim, "similar_to")
-        for entity in snap.chunk_entities.get(chunk_id, []):
-            if not self._bridges(entity):
-                continue
-            title = snap.entities[entity]["title"]
-            specificity = self._specificity(entity)
-            offer(self.entity_chunks[entity], specificity, f"mentions:{title}")
-            relations = snap.neighbours.get(snap.entities[entity]["id"], [])
-            total = sum(snap.relationships[r]["weight"] for _, r in relations) or 1.0
-            for neighbour_id, rel in relations:
-                other = snap.entity_row.get(neighbour_id)
-                if other is None or not self._bridges(other):
+                    singles.append((source, snap.chunk_row[neighbour], sim, len(singles) + len(pieces)))
+            for entity in snap.chunk_entities.get(chunk_id, []):
+                if not self._bridges(entity):
                     continue
-                share = snap.relationships[rel]["weight"] / total
-                strength = specificity * self._specificity(other) * (0.5 + 0.5 * share)
-                via = f"related_to:{title} -> {snap.entities[other]['title']}"
-                offer(self.entity_chunks[other], strength, via)
-        return best
+                specificity = facts.specificity[entity]
+                pieces.append((source, entity, specificity, entity, _NO_ENTITY, len(singles) + len(pieces)))
+                entity_id = facts.ids[entity]
+                relations = snap.neighbours.get(entity_id, [])
+                if len(relations) > self.per_hop:  # a hub: its heaviest relationships only
+                    relations = snap.heaviest_neighbours(entity_id)
+                total = snap.weighted_degree.get(entity_id, 0.0) or 1.0
+                followed = 0
+                for neighbour_id, rel in relations:
+                    other = snap.entity_row.get(neighbour_id)
+                    if other is None or not self._bridges(other):
+                        continue
+                    if followed == self.per_hop:
+                        break
+                    followed += 1
+                    strength = specificity * facts.specificity[other] * (0.5 + 0.5 * weights[rel] / total)
+                    pieces.append((source, other, strength, entity, other, len(singles) + len(pieces)))
+        return self._arrays(rows, singles, pieces)
 
-    def _bridges(self, entity: int) -> bool:
-        return (
-            self.snapshot.entities[entity]["type"] not in UNSPECIFIC_TYPES
-            and len(self.entity_chunks[entity]) <= self.hub_limit
+    def _arrays(
+        self,
+        rows: Sequence[int],
+        singles: list[tuple[int, int, float, int]],
+        pieces: list[tuple[int, int, float, int, int, int]],
+    ) -> Offers:
+        facts = self.entities
+        one = np.array(singles, np.float64).reshape(-1, 4)
+        many = np.array(pieces, np.float64).reshape(-1, 6)
+        owners = many[:, 1].astype(np.int64)
+        lengths = np.asarray(facts.counts, np.int64)[owners] if len(owners) else np.zeros(0, np.int64)
+        # Each piece's chunk rows, in stored order: position in the flat array = its start + offset.
+        ends = np.cumsum(lengths)
+        offsets = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - lengths, lengths)
+        spread = facts.chunk_rows[np.repeat(facts.starts[owners], lengths) + offsets]
+
+        def column(i: int, j: int) -> np.ndarray:
+            return np.concatenate([one[:, i], np.repeat(many[:, j], lengths)])
+
+        order = np.argsort(column(3, 5), kind="stable")  # offer order; a piece's rows stay in order
+        source = column(0, 0).astype(np.int64)[order]
+        target = np.concatenate([one[:, 1].astype(np.int64), spread])[order]
+        strength = column(2, 2)[order]
+        entity = np.concatenate([np.full(len(one), _NO_ENTITY), np.repeat(many[:, 3], lengths)])[order]
+        other = np.concatenate([np.full(len(one), _NO_ENTITY), np.repeat(many[:, 4], lengths)])[order]
+        keep = (target != np.asarray(rows, np.int64)[source]) & (strength > 0)
+        if self.allowed is not None:
+            keep &= self.allowed[target]
+        return Offers(
+            source[keep],
+            target[keep],
+            strength[keep],
+            entity[keep].astype(np.int64),
+            other[keep].astype(np.int64),
         )
 
-    def _specificity(self, entity: int) -> float:
-        return 1.0 / (1.0 + math.log(max(len(self.entity_chunks[entity]), 1)))
+    def describe(self, entity: int, other: int) -> str:
+        """A link as results show it: "similar_to", "mentions:<entity>", "related_to:<e1> -> <e2>"."""
+        entities = self.snapshot.entities
+        if entity == _NO_ENTITY:
+            return "similar_to"
+        if other == _NO_ENTITY:
+            return f"mentions:{entities[entity]['title']}"
+        return f"related_to:{entities[entity]['title']} -> {entities[other]['title']}"
+
+    def _bridges(self, entity: int) -> bool:
+        facts = self.entities
+        return not facts.unspecific[entity] and facts.counts[entity] <= self.hub_limit
 
 
-def entity_chunk_rows(snapshot: Snapshot) -> list[tuple[int, ...]]:
-    """For each entity row, the live chunk rows that mention it (built once per snapshot)."""
-    cached = snapshot.extras.get(_ENTITY_CHUNKS)
+def entity_facts(snapshot: Snapshot) -> EntityFacts:
+    """The per-entity lists a walk reads (built once per snapshot)."""
+    cached: EntityFacts | None = snapshot.extras.get(_ENTITY_FACTS)
     if cached is None:
-        cached = [tuple(snapshot.chunk_rows(e["text_unit_ids"])) for e in snapshot.entities]
-        snapshot.extras[_ENTITY_CHUNKS] = cached
+        per_entity = [
+            snapshot.chunk_rows(chunk_ids) for chunk_ids in column_of(snapshot.entities, "text_unit_ids")
+        ]
+        counts = [len(rows) for rows in per_entity]
+        cached = snapshot.extras[_ENTITY_FACTS] = EntityFacts(
+            ids=column_of(snapshot.entities, "id"),
+            unspecific=[t in UNSPECIFIC_TYPES for t in column_of(snapshot.entities, "type")],
+            counts=counts,
+            specificity=[1.0 / (1.0 + math.log(max(n, 1))) for n in counts],
+            starts=np.concatenate([[0], np.cumsum(counts, dtype=np.int64)[:-1]]).astype(np.int64),
+            chunk_rows=np.fromiter((r for rows in per_entity for r in rows), np.int64, sum(counts)),
+        )
     return cached
 
 
@@ -123,26 +219,46 @@ def expand(
     frontier = {row: Reach(score, 0, row, "seed") for row, score in seeds.items()}
     admitted = 0
     for hop in range(1, depth + 1):
-        reached: dict[int, Reach] = {}
-        for row, path in frontier.items():
-            for target, (strength, via) in graph.links(row).items():
-                if target == path.origin:
-                    continue
-                score = path.score * strength * decay
-                if target not in reached or score > reached[target].score:
-                    reached[target] = Reach(score, hop, path.origin, via)
+        step = _Step(graph, frontier, decay)
+        known = np.isin(step.target, np.fromiter([*seeds, *best], np.int64))
         frontier = {}
-        fresh = []
-        for target, path in reached.items():
-            if target in seeds or target in best:
-                if target not in best or path.score > best[target].score:
-                    best[target] = frontier[target] = path
-            else:
-                fresh.append((target, path))
-        fresh.sort(key=lambda item: (-item[1].score, item[0]))
-        for target, path in fresh[: max(limit - admitted, 0)]:
-            best[target] = frontier[target] = path
+        for i in np.flatnonzero(known)[np.argsort(step.first_offer[known], kind="stable")]:
+            row = int(step.target[i])  # in the order a walk first reached them
+            if row not in best or float(step.score[i]) > best[row].score:
+                best[row] = frontier[row] = step.reach(int(i), hop)
+        fresh = np.flatnonzero(~known)
+        fresh = fresh[np.lexsort((step.target[fresh], -step.score[fresh]))][: max(limit - admitted, 0)]
+        for i in fresh:
+            best[int(step.target[i])] = frontier[int(step.target[i])] = step.reach(int(i), hop)
             admitted += 1
         if not frontier:
             break
     return best
+
+
+class _Step:
+    """One hop from a frontier: the best path into each chunk it reaches (one entry per target,
+    ordered by target row), and where each target was first offered."""
+
+    def __init__(self, graph: ChunkGraph, frontier: dict[int, Reach], decay: float) -> None:
+        self.graph = graph
+        paths = list(frontier.values())
+        offers = graph.offers(list(frontier))
+        origin = np.array([p.origin for p in paths], np.int64)[offers.source]
+        keep = offers.target != origin  # a path never returns to its origin
+        source, target, strength = offers.source[keep], offers.target[keep], offers.strength[keep]
+        score = np.array([p.score for p in paths], np.float64)[source] * strength * decay
+        # Highest score, then the earlier frontier chunk, the stronger link, the link offered
+        # first: the path a walk keeping the first of equals would keep.
+        ranked = np.lexsort((np.arange(len(target)), -strength, source, -score, target))
+        changes = np.flatnonzero(np.diff(target[ranked])) + 1
+        winners = ranked[np.concatenate([[0], changes])] if len(ranked) else ranked
+        self.target, self.first_offer = np.unique(target, return_index=True)  # aligned with winners
+        self.score = score[winners]
+        self.origin = origin[keep][winners]
+        self.entity = offers.entity[keep][winners]
+        self.other = offers.other[keep][winners]
+
+    def reach(self, i: int, hop: int) -> Reach:
+        via = self.graph.describe(int(self.entity[i]), int(self.other[i]))
+        return Reach(float(self.score[i]), hop, int(self.origin[i]), via)

@@ -30,7 +30,7 @@ from graphunified_query.retrieval.contexts import (
 )
 from graphunified_query.retrieval.mixing import mix_shares
 from graphunified_query.retrieval.naive import NaiveRetriever
-from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit
+from graphunified_query.retrieval.params import Cosine, StrategyParams, Unit, neighbours_per_hop_field
 
 
 class GraphRAGLocalParams(StrategyParams):
@@ -40,12 +40,8 @@ class GraphRAGLocalParams(StrategyParams):
     max_neighbourhood: int = Field(
         50, ge=1, le=5000, description="Entities the walk may visit, seeds included."
     )
-    max_neighbours_per_hop: int = Field(
-        50,
-        ge=1,
-        le=100_000,
-        description="Neighbours followed from each entity per hop, heaviest relationships first "
-        "(bounds a hub's walk; at least max_neighbourhood keeps the result of an unbounded walk).",
+    max_neighbours_per_hop: int = neighbours_per_hop_field(
+        50, "at least max_neighbourhood keeps the result of an unbounded walk"
     )
     min_similarity: Cosine = Field(0.25, description="Cosine a seed entity needs.")
     # GraphRAG's local context builder splits its budget by kind (text_unit_prop and the rest).

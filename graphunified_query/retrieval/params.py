@@ -19,6 +19,19 @@ Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Cosine = Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)]
 
 
+def neighbours_per_hop_field(default: int, bound: str) -> Any:
+    """The per-hop cap on a walk's fan-out, declared once for every strategy that walks relationships
+    from an entity: a hub's walk costs ``default`` steps instead of its whole neighbourhood.
+    ``bound`` says, for that strategy, when the cap leaves the unbounded walk's result unchanged."""
+    return Field(
+        default,
+        ge=1,
+        le=100_000,
+        description="Neighbours followed from each entity per hop, heaviest relationships first "
+        f"(bounds a hub's walk; {bound}).",
+    )
+
+
 class StrategyParams(BaseModel):
     """Base of every strategy's parameters: frozen, and a name the model does not declare is an error."""
 

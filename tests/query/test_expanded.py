@@ -17,7 +17,15 @@ from graphunified_query.results import Retrieval, RetrievalResult
 from graphunified_query.retrieval.base import RetrieverContext
 from graphunified_query.retrieval.cache import RetrievalCache
 from graphunified_query.retrieval.expanded import ExpandedRetriever
-from tests.query.compose_support import ENTITIES, RELATIONSHIPS, ScriptedReranker, WordEmbedder, make_context
+from tests.query.compose_support import (
+    ENTITIES,
+    RELATIONSHIPS,
+    ScriptedReranker,
+    WordEmbedder,
+    entity,
+    make_context,
+    relation,
+)
 
 CHUNKS = [
     ("k1", "doc1.md", "alpha station moor"),
@@ -79,6 +87,49 @@ def test_the_cap_admits_the_best_expanded_chunks_only() -> None:
     assert wide.metadata["expanded"] == 3
     none = _retriever().retrieve(QUERY, 10, seed_k=1, max_expanded_chunks=0, use_cache=False)
     assert none.metadata["expanded"] == 0 and len(none.results) == 1
+
+
+def _hub_context() -> RetrieverContext:
+    """Hub (in chunk h only) is RELATED_TO five entities, one chunk each, stored lightest-first
+    but for the heaviest; its weighted degree is 5 + 4 + 3 + 2 + 1 = 15."""
+    chunks = [
+        ("h", "hub.md", "the hub square"),
+        *[(f"n{w}", f"n{w}.md", f"far place {w}") for w in range(1, 6)],
+    ]
+    hub = entity("hub", "Hub", "the hub square", ["h"])
+    around = {w: entity(f"e{w}", f"Place {w}", f"far place {w}", [f"n{w}"]) for w in range(1, 6)}
+    stored = [5, 1, 2, 3, 4]  # weights in stored order: heaviest-first is not the stored order
+    relations = [relation(i, hub, around[w], float(w)) for i, w in enumerate(stored)]
+    return make_context(chunks, [hub, *around.values()], relations)
+
+
+def test_a_hub_follows_only_its_heaviest_relationships_per_hop() -> None:
+    retriever = _retriever(_hub_context())
+
+    def expanded(**params: object) -> dict[str, RetrievalResult]:
+        found = _by_chunk(retriever.retrieve("hub square", 10, seed_k=1, use_cache=False, **params))
+        return {chunk: r for chunk, r in found.items() if r.metadata["hop"] == 1}
+
+    capped = expanded(max_neighbours_per_hop=3)
+    assert set(capped) == {"n5", "n4", "n3"}  # the three heaviest, not the first three stored
+    v = _by_chunk(retriever.retrieve("hub square", 1, seed_k=1, use_cache=False))["h"].metadata[
+        "vector_score"
+    ]
+    assert capped["n4"].metadata["via"] == "related_to:Hub -> Place 4"
+    # A followed neighbour's share is still of the hub's whole weight, as without the cap.
+    assert capped["n4"].metadata["graph_score"] == pytest.approx(v * (0.5 + 0.5 * 4 / 15) * 0.8)
+    unbounded = expanded(max_neighbours_per_hop=100_000)
+    assert set(unbounded) == {"n1", "n2", "n3", "n4", "n5"}
+    for chunk, result in capped.items():
+        assert result.metadata == unbounded[chunk].metadata
+    # A neighbourhood within the cap is walked exactly as without it.
+    assert expanded(max_neighbours_per_hop=5) == unbounded
+    assert expanded() == unbounded  # the default (50)
+    default = _by_chunk(_retriever().retrieve(QUERY, 10, seed_k=2, expansion_depth=2, use_cache=False))
+    wide = _retriever().retrieve(QUERY, 10, seed_k=2, expansion_depth=2, max_neighbours_per_hop=100_000)
+    assert default == _by_chunk(wide)
+    with pytest.raises(ValueError, match="max_neighbours_per_hop"):
+        retriever.retrieve("hub square", 10, max_neighbours_per_hop=0)
 
 
 def test_without_similarity_edges_only_entities_expand_and_metadata_says_so() -> None:
