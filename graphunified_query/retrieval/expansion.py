@@ -28,6 +28,7 @@ offered first.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,10 @@ from graphunified_query.snapshot import Snapshot
 
 _ENTITY_FACTS = "expanded.entity_facts"  # snapshot.extras key
 _NO_ENTITY = -1  # an Offers entity/other column without one: SIMILAR_TO has neither, MENTIONS no other
+# Links offered together, as one row: (strength, entity, other entity, first, count, direct).
+# direct = 1: one SIMILAR_TO link, to chunk row ``first``; direct = 0: a link to each of an
+# entity's ``count`` chunk rows, from ``first`` on in `EntityFacts.chunk_rows`.
+_Piece = tuple[float, int, int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,7 @@ class EntityFacts:
     unspecific: list[bool]  # dates and other types that never bridge
     counts: list[int]  # live chunks mentioning it
     specificity: list[float]  # 1 / (1 + ln max(count, 1))
-    starts: np.ndarray  # entity row → where its chunk rows begin in ``chunk_rows``
+    starts: list[int]  # entity row → where its chunk rows begin in ``chunk_rows``
     chunk_rows: np.ndarray  # every entity's live chunk rows, one after the other
 
 
@@ -93,6 +98,7 @@ class ChunkGraph:
         self.hub_limit = hub_limit
         self.per_hop = per_hop
         self.entities = entity_facts(snapshot)
+        self._links: dict[int, list[_Piece]] = {}  # entity row → `_entity_links`
         self.allowed: np.ndarray | None = None
         if allowed is not None:
             self.allowed = np.zeros(len(snapshot.chunks.ids), bool)
@@ -101,77 +107,69 @@ class ChunkGraph:
     def offers(self, rows: Sequence[int]) -> Offers:
         """The links out of each of ``rows``: a target is offered once per link that reaches it
         (its own row and rows outside ``allowed`` left out), strength > 0."""
-        snap, facts = self.snapshot, self.entities
+        snap = self.snapshot
         similar = snap.chunk_similarity.adjacency if snap.chunk_similarity is not None else {}
-        weights = snap.relationship_weights
-        singles: list[tuple[int, int, float, int]] = []  # SIMILAR_TO: (source, target, strength, order)
-        pieces: list[
-            tuple[int, int, float, int, int, int]
-        ] = []  # (source, entity's chunks, strength, e1, e2, order)
+        sources: list[int] = []  # per piece: the index of the frontier row offering it
+        pieces: list[_Piece] = []
         for source, row in enumerate(rows):
             chunk_id = snap.chunks.ids[row]
+            before = len(pieces)
             for neighbour, sim in similar.get(chunk_id, []):
                 if sim < self.similarity_threshold:
                     break  # most similar first
                 if neighbour in snap.chunk_row:
-                    singles.append((source, snap.chunk_row[neighbour], sim, len(singles) + len(pieces)))
+                    pieces.append((sim, _NO_ENTITY, _NO_ENTITY, snap.chunk_row[neighbour], 1, 1))
             for entity in snap.chunk_entities.get(chunk_id, []):
-                if not self._bridges(entity):
-                    continue
-                specificity = facts.specificity[entity]
-                pieces.append((source, entity, specificity, entity, _NO_ENTITY, len(singles) + len(pieces)))
-                entity_id = facts.ids[entity]
-                relations = snap.neighbours.get(entity_id, [])
-                if len(relations) > self.per_hop:  # a hub: its heaviest relationships only
-                    relations = snap.heaviest_neighbours(entity_id)
-                total = snap.weighted_degree.get(entity_id, 0.0) or 1.0
-                followed = 0
-                for neighbour_id, rel in relations:
-                    other = snap.entity_row.get(neighbour_id)
-                    if other is None or not self._bridges(other):
-                        continue
-                    if followed == self.per_hop:
-                        break
-                    followed += 1
-                    strength = specificity * facts.specificity[other] * (0.5 + 0.5 * weights[rel] / total)
-                    pieces.append((source, other, strength, entity, other, len(singles) + len(pieces)))
-        return self._arrays(rows, singles, pieces)
+                if self._bridges(entity):
+                    pieces.extend(self._entity_links(entity))
+            sources.extend([source] * (len(pieces) - before))
+        return self._spread(rows, sources, pieces)
 
-    def _arrays(
-        self,
-        rows: Sequence[int],
-        singles: list[tuple[int, int, float, int]],
-        pieces: list[tuple[int, int, float, int, int, int]],
-    ) -> Offers:
+    def _entity_links(self, entity: int) -> list[_Piece]:
+        """The links through one entity: its chunks, then each followed related entity's chunks.
+        Kept for the query: seeds and their neighbours often share entities."""
+        found = self._links.get(entity)
+        if found is not None:
+            return found
+        snap, facts = self.snapshot, self.entities
+        specificity = facts.specificity[entity]
+        found = self._links[entity] = [self._chunks_of(entity, specificity, entity, _NO_ENTITY)]
+        entity_id = facts.ids[entity]
+        relations = snap.neighbours.get(entity_id, [])
+        if len(relations) > self.per_hop:  # a hub: its heaviest relationships only
+            relations = snap.heaviest_neighbours(entity_id)
+        total = snap.weighted_degree.get(entity_id, 0.0) or 1.0
+        weights = snap.relationship_weights
+        for neighbour_id, rel in relations:
+            other = snap.entity_row.get(neighbour_id)
+            if other is None or not self._bridges(other):
+                continue
+            if len(found) > self.per_hop:  # the entity's own piece and per_hop followed
+                break
+            strength = specificity * facts.specificity[other] * (0.5 + 0.5 * weights[rel] / total)
+            found.append(self._chunks_of(other, strength, entity, other))
+        return found
+
+    def _chunks_of(self, owner: int, strength: float, entity: int, other: int) -> _Piece:
         facts = self.entities
-        one = np.array(singles, np.float64).reshape(-1, 4)
-        many = np.array(pieces, np.float64).reshape(-1, 6)
-        owners = many[:, 1].astype(np.int64)
-        lengths = np.asarray(facts.counts, np.int64)[owners] if len(owners) else np.zeros(0, np.int64)
-        # Each piece's chunk rows, in stored order: position in the flat array = its start + offset.
-        ends = np.cumsum(lengths)
-        offsets = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - lengths, lengths)
-        spread = facts.chunk_rows[np.repeat(facts.starts[owners], lengths) + offsets]
+        return (strength, entity, other, facts.starts[owner], facts.counts[owner], 0)
 
-        def column(i: int, j: int) -> np.ndarray:
-            return np.concatenate([one[:, i], np.repeat(many[:, j], lengths)])
-
-        order = np.argsort(column(3, 5), kind="stable")  # offer order; a piece's rows stay in order
-        source = column(0, 0).astype(np.int64)[order]
-        target = np.concatenate([one[:, 1].astype(np.int64), spread])[order]
-        strength = column(2, 2)[order]
-        entity = np.concatenate([np.full(len(one), _NO_ENTITY), np.repeat(many[:, 3], lengths)])[order]
-        other = np.concatenate([np.full(len(one), _NO_ENTITY), np.repeat(many[:, 4], lengths)])[order]
+    def _spread(self, rows: Sequence[int], sources: list[int], pieces: list[_Piece]) -> Offers:
+        """One array row per link, in offer order: each piece repeated over its chunk rows."""
+        table = np.array(pieces, np.float64).reshape(-1, 6)
+        lengths = table[:, 4].astype(np.int64)
+        links = np.repeat(table, lengths, axis=0)
+        source = np.repeat(np.array(sources, np.int64), lengths)
+        strength = links[:, 0]
+        target = links[:, 3].astype(np.int64)  # SIMILAR_TO: the target; else where its rows start
+        listed = links[:, 5] == 0
+        offsets = np.arange(len(links)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        target[listed] = self.entities.chunk_rows[target[listed] + offsets[listed]]
         keep = (target != np.asarray(rows, np.int64)[source]) & (strength > 0)
         if self.allowed is not None:
             keep &= self.allowed[target]
-        return Offers(
-            source[keep],
-            target[keep],
-            strength[keep],
-            entity[keep].astype(np.int64),
-            other[keep].astype(np.int64),
-        )
+        entity, other = links[keep, 1].astype(np.int64), links[keep, 2].astype(np.int64)
+        return Offers(source[keep], target[keep], strength[keep], entity, other)
 
     def describe(self, entity: int, other: int) -> str:
         """A link as results show it: "similar_to", "mentions:<entity>", "related_to:<e1> -> <e2>"."""
@@ -200,7 +198,7 @@ def entity_facts(snapshot: Snapshot) -> EntityFacts:
             unspecific=[t in UNSPECIFIC_TYPES for t in column_of(snapshot.entities, "type")],
             counts=counts,
             specificity=[1.0 / (1.0 + math.log(max(n, 1))) for n in counts],
-            starts=np.concatenate([[0], np.cumsum(counts, dtype=np.int64)[:-1]]).astype(np.int64),
+            starts=list(itertools.accumulate(counts, initial=0))[:-1],
             chunk_rows=np.fromiter((r for rows in per_entity for r in rows), np.int64, sum(counts)),
         )
     return cached
