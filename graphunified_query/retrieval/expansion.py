@@ -132,27 +132,28 @@ class ChunkGraph:
         if found is not None:
             return found
         snap, facts = self.snapshot, self.entities
-        specificity = facts.specificity[entity]
-        found = self._links[entity] = [self._chunks_of(entity, specificity, entity, _NO_ENTITY)]
+        specificity, starts, counts = facts.specificity[entity], facts.starts, facts.counts
+        found = self._links[entity] = [(specificity, entity, _NO_ENTITY, starts[entity], counts[entity], 0)]
         entity_id = facts.ids[entity]
         relations = snap.neighbours.get(entity_id, [])
         if len(relations) > self.per_hop:  # a hub: its heaviest relationships only
             relations = snap.heaviest_neighbours(entity_id)
         total = snap.weighted_degree.get(entity_id, 0.0) or 1.0
-        weights = snap.relationship_weights
-        for neighbour_id, rel in relations:
-            other = snap.entity_row.get(neighbour_id)
-            if other is None or not self._bridges(other):
+        weights, rows, unspecific, hub_limit = (
+            snap.relationship_weights,
+            snap.entity_row,
+            facts.unspecific,
+            self.hub_limit,
+        )
+        for neighbour_id, rel in relations:  # the hot loop of a hub: `_bridges` inlined
+            other = rows.get(neighbour_id)
+            if other is None or unspecific[other] or counts[other] > hub_limit:
                 continue
             if len(found) > self.per_hop:  # the entity's own piece and per_hop followed
                 break
             strength = specificity * facts.specificity[other] * (0.5 + 0.5 * weights[rel] / total)
-            found.append(self._chunks_of(other, strength, entity, other))
+            found.append((strength, entity, other, starts[other], counts[other], 0))
         return found
-
-    def _chunks_of(self, owner: int, strength: float, entity: int, other: int) -> _Piece:
-        facts = self.entities
-        return (strength, entity, other, facts.starts[owner], facts.counts[owner], 0)
 
     def _spread(self, rows: Sequence[int], sources: list[int], pieces: list[_Piece]) -> Offers:
         """One array row per link, in offer order: each piece repeated over its chunk rows."""
