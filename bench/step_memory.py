@@ -1,6 +1,7 @@
 """Benchmark: peak RSS and time of the graph stage's heavy step functions on an existing home.
 
     python bench/step_memory.py --home /tmp/scale/home --out /tmp/graph-rss/after [--compare DIR]
+        [--steps graph_elements,graph,communities,graph_vectors,report_vectors] [--embed cache]
 
 A full build runs every step in one process, so its peak RSS is the largest step's. This runs the
 step functions themselves on a built home's tables (read only), each in a fresh subprocess, and
@@ -8,9 +9,12 @@ prints one JSON object: per step, RSS before it (inputs loaded), its peak (``/pr
 10 ms, and ``ru_maxrss``), the step's own share (peak minus before) and wall time. Output tables
 are written under ``--out``; ``--compare DIR`` checks them against an earlier run's, cell for cell.
 
-Resolution runs without name vectors (``embed=None``) and relationship keywords come from a cheap
+Resolution runs without name vectors (``--embed none``) or with the home's embedder, its vectors
+from the home's embedding cache (``--embed cache``); relationship keywords come from a cheap
 deterministic stand-in for spaCy's theme phrases: both the same before and after a change, so the
-figures compare the data handling, not the models.
+figures compare the data handling, not the models. The vector steps (``graph_vectors``,
+``report_vectors``) always embed through the home's cache, so on a built home they measure
+fetching and writing the vectors; their LanceDB tables are compared like the others.
 """
 
 from __future__ import annotations
@@ -87,28 +91,46 @@ def _graph_elements(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]
     return run
 
 
-def _asset(name: str, outputs: tuple[str, ...]) -> Callable[[Path, str], Callable[[], dict[str, pa.Table]]]:
+def _asset(
+    name: str, inputs: tuple[str, ...], outputs: tuple[str, ...], vectors: tuple[str, ...] = ()
+) -> Callable[[Path, str], Callable[[], dict[str, pa.Table]]]:
     """A global asset called as Dagster would, in a scratch home holding copies of ``home``'s
-    graph tables (so it builds from scratch; ``home`` is never written) and its embedding cache."""
+    ``inputs`` tables (so it builds from scratch; ``home`` is never written) and its cache folder
+    (linked: the vector steps read their cached embeddings from it and add what is missing).
+    ``outputs`` are parquet tables it writes, ``vectors`` LanceDB tables."""
 
     def prepare(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]:
         import dagster as dg
 
-        from graphunified_assets.assets import communities, graph
+        from graphunified_assets.assets import communities, graph, graph_vectors, strategy_indexes
         from graphunified_assets.resources import GraphUnifiedResource
 
         scratch = HomeLayout.at(Path(tempfile.mkdtemp(prefix=f"step-memory-{name}-")))
         scratch.tables.mkdir(parents=True)
-        shutil.copy(home / "settings.yaml", scratch.home / "settings.yaml")
+        if (home / "settings.yaml").exists():
+            shutil.copy(home / "settings.yaml", scratch.home / "settings.yaml")
         (scratch.home / "cache").symlink_to((home / "cache").resolve())
-        for table in ("entities", "relationships", "facts"):
+        for table in inputs:
             shutil.copy(HomeLayout.at(home).table_path(table), scratch.table_path(table))
-        asset = {"graph": graph.graph, "communities": communities.communities}[name]
+        asset = {
+            "graph": graph.graph,
+            "communities": communities.communities,
+            "graph_vectors": graph_vectors.graph_vectors,
+            "report_vectors": strategy_indexes.report_vectors,
+        }[name]
         resource = GraphUnifiedResource(home=str(scratch.home))
 
         def run() -> dict[str, pa.Table]:
-            asset(dg.build_asset_context(), graphunified=resource)
+            if name == "report_vectors":  # takes no context
+                asset(graphunified=resource)
+            else:
+                asset(dg.build_asset_context(), graphunified=resource)
             found = {out: pq.read_table(scratch.table_path(out)) for out in outputs}
+            if vectors:
+                import lancedb
+
+                db = lancedb.connect(str(scratch.lancedb))
+                found.update({out: db.open_table(out).to_arrow() for out in vectors})
             shutil.rmtree(scratch.home)
             return found
 
@@ -117,10 +139,18 @@ def _asset(name: str, outputs: tuple[str, ...]) -> Callable[[Path, str], Callabl
     return prepare
 
 
+_GRAPH = ("entities", "relationships", "facts")
 PREPARE = {
     "graph_elements": _graph_elements,
-    "graph": _asset("graph", ("graph_edges", "synonyms")),
-    "communities": _asset("communities", ("communities",)),
+    "graph": _asset("graph", _GRAPH, ("graph_edges", "synonyms")),
+    "communities": _asset("communities", _GRAPH, ("communities",)),
+    # The vector steps embed through the home's embedding cache (--embed is theirs always).
+    "graph_vectors": _asset(
+        "graph_vectors", _GRAPH, (), ("entity_vectors", "relationship_vectors", "fact_vectors")
+    ),
+    "report_vectors": _asset(
+        "report_vectors", ("community_reports",), (), ("report_vectors", "report_point_vectors")
+    ),
 }
 
 
@@ -185,6 +215,8 @@ def main() -> None:
             str(args.home),
             "--out",
             str(args.out),
+            "--embed",
+            args.embed,
             "--worker",
             step,
         ]

@@ -60,6 +60,53 @@ class EmbeddingCache:
                 found.update((h, np.frombuffer(blob, dtype=np.float32)) for h, blob in rows)
         return found
 
+    def fill(self, model: str, kind: str, hashes: Sequence[str], out: np.ndarray) -> list[int]:
+        """Copies each cached vector into its row of ``out`` (row i for ``hashes[i]``, repeats
+        included) and returns the rows it could not fill, ascending.
+
+        ``out`` is the caller's preallocated float32 matrix (``len(hashes)`` rows, the model's
+        dimension): the vectors go straight from SQLite's blobs into it, where `get_many`'s dict
+        of one array per row held about four times the matrix's memory before it was stacked.
+        """
+        if out.shape[0] != len(hashes) or out.dtype != np.float32 or out.ndim != 2:
+            raise ValueError(
+                f"EmbeddingCache.fill: out must be a float32 matrix of {len(hashes)} rows, "
+                f"got {out.dtype} {out.shape}"
+            )
+        rows_of: dict[str, list[int]] = {}
+        for row, h in enumerate(hashes):
+            rows_of.setdefault(h, []).append(row)
+        distinct = list(rows_of)
+        filled = np.zeros(len(hashes), dtype=bool)
+        with self._lock:
+            for start in range(0, len(distinct), _CHUNK):
+                part = distinct[start : start + _CHUNK]
+                marks = ",".join("?" * len(part))
+                found = self._db.execute(
+                    "select text_hash, vector from embeddings"
+                    f" where model = ? and kind = ? and text_hash in ({marks})",
+                    [model, kind, *part],
+                )
+                for h, blob in found:
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    if vector.shape[0] != out.shape[1]:
+                        raise ValueError(
+                            f"{self.path}: a cached {model} vector has {vector.shape[0]} dimensions, "
+                            f"the caller expects {out.shape[1]}; delete the file to re-embed"
+                        )
+                    rows = rows_of[h]
+                    out[rows] = vector
+                    filled[rows] = True
+        return np.flatnonzero(~filled).tolist()
+
+    def dimension(self, model: str, kind: str) -> int:
+        """The size of ``model``'s cached ``kind`` vectors, 0 when it has none."""
+        with self._lock:
+            row = self._db.execute(
+                "select length(vector) from embeddings where model = ? and kind = ? limit 1", (model, kind)
+            ).fetchone()
+        return int(row[0]) // 4 if row else 0
+
     def put_many(self, model: str, kind: str, items: Mapping[str, np.ndarray]) -> None:
         rows = [(model, kind, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()]
         with self._lock, self._db:
@@ -108,14 +155,33 @@ class CachedEmbedder:
         self, provider: Embedder, texts: Sequence[str], hashes: list[str], kind: EmbeddingKind
     ) -> np.ndarray:
         model = provider.model_name
-        found = self.cache.get_many(model, kind, sorted(set(hashes)))
-        # dict keeps first-seen order and drops duplicates: each unseen text is sent once.
-        missing = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
-        if missing:
-            vectors = provider.embed(list(missing.values()), kind=kind)
+        # One contiguous matrix filled in place: cached rows straight from SQLite, the rest from
+        # the provider; nothing per row is held beside it. Its width is the cached vectors' (a
+        # provider's declared dimension can be a default its server does not return).
+        dimension = self.cache.dimension(model, kind)
+        out = np.empty((len(hashes), dimension), dtype=np.float32) if dimension else None
+        missing_rows = (
+            self.cache.fill(model, kind, hashes, out) if out is not None else list(range(len(hashes)))
+        )
+        if missing_rows:
+            # first row of each unseen text, in first-seen order: each is sent once.
+            first: dict[str, int] = {}
+            for row in missing_rows:
+                first.setdefault(hashes[row], row)
+            vectors = np.asarray(
+                provider.embed([texts[r] for r in first.values()], kind=kind), dtype=np.float32
+            )
             self.provider_calls += 1
-            self.texts_embedded += len(missing)
-            fresh = dict(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
-            self.cache.put_many(model, kind, fresh)
-            found.update(fresh)
-        return np.vstack([found[h] for h in hashes]).astype(np.float32, copy=False)
+            self.texts_embedded += len(first)
+            if out is None:
+                out = np.empty((len(hashes), vectors.shape[1]), dtype=np.float32)
+            elif vectors.shape[1] != dimension:
+                raise ValueError(
+                    f"{model} returned {vectors.shape[1]}-dimensional vectors, its cached ones in "
+                    f"{self.cache.path} have {dimension}; delete that file to re-embed"
+                )
+            self.cache.put_many(model, kind, dict(zip(first, vectors, strict=True)))
+            position = {h: i for i, h in enumerate(first)}
+            out[missing_rows] = vectors[[position[hashes[r]] for r in missing_rows]]
+        assert out is not None  # texts is never empty here: embed() returns early
+        return out

@@ -18,6 +18,7 @@ from typing import Any
 from graphunified_query.sqlite_files import open_rebuildable
 
 _SCHEMA = "create table if not exists responses (key text primary key, response text not null)"
+_KEYS_PER_QUERY = 500  # stay under SQLite's bound-variable limit
 _BUSY_TIMEOUT_SECONDS = 60.0  # another process writing: wait for its lock rather than fail
 
 
@@ -54,6 +55,24 @@ class LLMCache:
         data = json.dumps(response, ensure_ascii=False)
         with self._lock, self._db:  # the connection as context manager commits this one row
             self._db.execute("insert or replace into responses values (?, ?)", (key, data))
+
+    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The stored responses of ``keys`` (those it has), one query per 500 keys."""
+        found: dict[str, dict[str, Any]] = {}
+        with self._lock:
+            for start in range(0, len(keys), _KEYS_PER_QUERY):
+                part = keys[start : start + _KEYS_PER_QUERY]
+                marks = ",".join("?" * len(part))
+                rows = self._db.execute(f"select key, response from responses where key in ({marks})", part)
+                found.update((key, json.loads(data)) for key, data in rows)
+        return found
+
+    def put_many(self, items: dict[str, dict[str, Any]]) -> None:
+        """Stores every item in one transaction: a commit per row (an fsync each) cost the graph
+        stage's keyword phrases ~4 ms a row, 22 s of a cold MuSiQue build."""
+        rows = [(key, json.dumps(response, ensure_ascii=False)) for key, response in items.items()]
+        with self._lock, self._db:
+            self._db.executemany("insert or replace into responses values (?, ?)", rows)
 
     def delete(self, key: str) -> None:
         """Drop one response: the caller found it unusable, so the next run asks again."""

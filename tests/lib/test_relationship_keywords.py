@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from graphunified_assets.lib import relationship_keywords
 from graphunified_assets.lib.extraction.records import ExtractedRelationship
 from graphunified_assets.lib.graph_elements import build_graph_elements
 from graphunified_assets.lib.relationship_keywords import Phrases, spacy_phrases, with_keywords
@@ -106,3 +107,50 @@ def test_the_relationship_vector_and_text_carry_the_keywords() -> None:
     assert keyed[0] > 0 == plain[0]  # the keyword's direction is in the vector
     assert relationship_text(keyed_row, keywords=True).startswith("[flood, damage] Hale Mill")
     assert relationship_text(keyed_row) == "Hale Mill ON River Harrow: stood on"
+
+
+class _CountingCache(LLMCache):
+    """An LLMCache that counts its reads and writes (each write is a transaction, an fsync)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.writes: list[int] = []
+        self.reads = 0
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        self.reads += 1
+        return super().get(key)
+
+    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        self.reads += 1
+        return super().get_many(keys)
+
+    def put(self, key: str, response: dict[str, Any]) -> None:
+        self.writes.append(1)
+        super().put(key, response)
+
+    def put_many(self, items: dict[str, dict[str, Any]]) -> None:
+        self.writes.append(len(items))
+        super().put_many(items)
+
+
+def test_phrases_are_read_and_saved_in_batches_with_the_same_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(relationship_keywords, "SAVE_EVERY", 2)
+    texts = [SENTENCE, "The old mill by the river closed.", "A quiet village grew.", SENTENCE[:40]]
+    cache = _CountingCache(tmp_path / "keywords.sqlite")
+    cached = spacy_phrases(cache)(texts)
+    assert cached == spacy_phrases()(texts)  # the cache changes nothing
+    assert (cache.reads, cache.writes) == (1, [2, 2])  # one lookup, a transaction per 2 parsed
+    cache.writes, cache.reads = [], 0
+    assert spacy_phrases(cache)([*texts[1:], "Another new sentence."]) == [*cached[1:], ["new sentence"]]
+    assert (cache.reads, cache.writes) == (1, [1])  # only the new text parsed and saved
+
+
+def test_llm_cache_batches_round_trip(tmp_path: Path) -> None:
+    cache = LLMCache(tmp_path / "c.sqlite")
+    cache.put_many({f"k{i}": {"n": i, "text": "é"} for i in range(1200)})  # more keys than one query holds
+    found = cache.get_many([f"k{i}" for i in range(0, 1300, 3)])
+    assert found == {f"k{i}": {"n": i, "text": "é"} for i in range(0, 1200, 3)}  # absent keys left out
+    assert cache.get("k7") == {"n": 7, "text": "é"} and len(cache) == 1200

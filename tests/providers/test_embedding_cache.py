@@ -108,3 +108,51 @@ def test_mixing_models_is_refused() -> None:
     check_same_model("all-MiniLM-L6-v2", "all-MiniLM-L6-v2")
     with pytest.raises(EmbeddingModelMismatch, match=r"'voyage-3\.5'"):
         check_same_model("all-MiniLM-L6-v2", "voyage-3.5")
+
+
+def test_fill_writes_rows_in_the_callers_order_and_reports_the_missing(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    a, b = np.array([1, 2, 3], np.float32), np.array([4, 5, 6], np.float32)
+    cache.put_many("m", "document", {"ha": a, "hb": b})
+    out = np.full((5, 3), -1.0, dtype=np.float32)
+    missing = cache.fill("m", "document", ["hb", "hx", "ha", "hb", "hy"], out)
+    assert missing == [1, 4]  # unseen hashes: the caller computes those rows
+    assert out[[0, 2, 3]].tolist() == [b.tolist(), a.tolist(), b.tolist()]  # repeats filled too
+    assert out[[1, 4]].tolist() == [[-1.0] * 3] * 2  # untouched
+    assert cache.fill("other", "document", ["ha"], out[:1]) == [0]  # another model's rows are not its
+    assert (cache.dimension("m", "document"), cache.dimension("m", "query")) == (3, 0)
+
+
+def test_fill_refuses_a_matrix_of_the_wrong_shape_or_width(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    cache.put_many("m", "document", {"ha": np.ones(3, np.float32)})
+    with pytest.raises(ValueError, match="float32 matrix of 2 rows"):
+        cache.fill("m", "document", ["ha", "hb"], np.zeros((1, 3), np.float32))
+    with pytest.raises(ValueError, match="has 3 dimensions, the caller expects 4"):
+        cache.fill("m", "document", ["ha"], np.zeros((1, 4), np.float32))
+
+
+def test_cached_embed_is_one_contiguous_matrix_equal_to_the_providers_rows(tmp_path: Path) -> None:
+    provider = counting_embedder()
+    cached = CachedEmbedder(provider, EmbeddingCache(tmp_path / "e.sqlite"))
+    cached.embed(["bb", "dddd"])  # part of the next call comes from the cache
+    texts = ["a", "bb", "ccc", "a", "dddd", "ccc"]
+    vectors = cached.embed(texts)
+    assert provider.calls[-1] == ("document", ("a", "ccc"))  # each unseen text once, first-seen order
+    assert vectors.dtype == np.float32 and vectors.flags.c_contiguous and vectors.flags.owndata
+    assert np.array_equal(vectors, LengthEmbedder().embed(texts))
+
+
+class WideEmbedder(LengthEmbedder):
+    """The same model name answering with one more dimension than the cache holds."""
+
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
+        return np.ones((len(texts), 4), np.float32)
+
+
+def test_a_provider_whose_width_changed_under_a_cache_is_a_clear_error(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    CachedEmbedder(counting_embedder(), cache).embed(["a"])
+    wider = WideEmbedder()
+    with pytest.raises(ValueError, match=r"returned 4-dimensional vectors, its cached ones .* have 3"):
+        CachedEmbedder(wider, cache).embed(["a", "b"])
