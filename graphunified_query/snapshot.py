@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from graphunified_query.adjacency import Adjacency, build_adjacency
 from graphunified_query.arrow_rows import ArrowRows, ArrowStrings, column_of
 from graphunified_query.indexes.bm25 import BM25Index
 from graphunified_query.indexes.chunk_similarity import SimilarityEdges
@@ -122,36 +123,9 @@ class Snapshot:
         return {title: i for i, title in enumerate(column_of(self.entities, "title"))}
 
     @cached_property
-    def neighbours(self) -> dict[str, list[tuple[str, int]]]:
-        """entity id → [(neighbour entity id, relationship row)] over undirected relationships."""
-        adjacency: dict[str, list[tuple[str, int]]] = defaultdict(list)
-        sources = column_of(self.relationships, "source_id")
-        targets = column_of(self.relationships, "target_id")
-        for i, (source, target) in enumerate(zip(sources, targets, strict=True)):
-            adjacency[source].append((target, i))
-            adjacency[target].append((source, i))
-        return dict(adjacency)
-
-    def heaviest_neighbours(self, entity_id: str) -> list[tuple[str, int]]:
-        """`neighbours` of one entity, heaviest relationship first (ties by neighbour id): the
-        order a bounded walk follows them in. Sorted on first use per entity, then kept."""
-        ordered: dict[str, list[tuple[str, int]]] = self.extras.setdefault("heaviest_neighbours", {})
-        found = ordered.get(entity_id)
-        if found is None:
-            weights = self.relationship_weights
-            around = self.neighbours.get(entity_id, [])
-            found = ordered[entity_id] = sorted(around, key=lambda n: (-weights[n[1]], n[0]))
-        return found
-
-    @cached_property
-    def relationship_weights(self) -> tuple[float, ...]:
-        return tuple(float(w) for w in column_of(self.relationships, "weight"))
-
-    @cached_property
-    def weighted_degree(self) -> dict[str, float]:
-        """entity id → total weight of its relationships (a hub's sum is not recomputed per query)."""
-        weights = self.relationship_weights
-        return {e: sum(weights[r] for _, r in around) for e, around in self.neighbours.items()}
+    def adjacency(self) -> Adjacency:
+        """The relationships around each entity, as arrays, heaviest first (`adjacency`)."""
+        return build_adjacency(self.entities, self.relationships, self.entity_row)
 
     @cached_property
     def chunk_entities(self) -> dict[str, list[int]]:
@@ -168,7 +142,7 @@ class Snapshot:
         for rows in (self.entities, self.relationships, self.facts, self.reports):
             if isinstance(rows, ArrowRows):
                 rows.warm()
-        for name in ("chunk_row", "entity_row", "entity_by_title", "weighted_degree", "chunk_entities"):
+        for name in ("chunk_row", "entity_row", "entity_by_title", "adjacency", "chunk_entities"):
             getattr(self, name)
 
     def chunk_rows(self, chunk_ids: list[str] | tuple[str, ...]) -> list[int]:

@@ -139,7 +139,7 @@ class GraphRetriever(ComposableRetriever):
         """Strongest relationship first (DFS follows it first); entity row breaks ties."""
         snap = self.snapshot
         return sorted(
-            snap.neighbours.get(entity, []),
+            snap.adjacency.pairs(entity),
             key=lambda n: (-float(snap.relationships[n[1]].get("weight") or 0.0), snap.entity_row[n[0]]),
         )
 

@@ -15,7 +15,7 @@ ties together passages that share nothing else), nor do entities in more than ``
 chunks, whose specificity is low anyway and whose fan-out would dominate the cost. An entity
 in few chunks can still have hundreds of relationships: from each entity a hop follows at most
 ``per_hop`` related entities, its heaviest relationships first (as `graphrag_local` walks, by
-`Snapshot.heaviest_neighbours`), so a hub costs ``per_hop`` neighbours' chunks, not all of them.
+`Snapshot.adjacency`), so a hub costs ``per_hop`` neighbours' chunks, not all of them.
 An entity with no more than ``per_hop`` relationships is followed in full, in stored order,
 exactly as without the cap.
 
@@ -68,6 +68,11 @@ class EntityFacts:
     specificity: list[float]  # 1 / (1 + ln max(count, 1))
     starts: list[int]  # entity row → where its chunk rows begin in ``chunk_rows``
     chunk_rows: np.ndarray  # every entity's live chunk rows, one after the other
+    # The same per-entity values as arrays, read for a hub's related entities at once.
+    unspecific_array: np.ndarray
+    count_array: np.ndarray
+    specificity_array: np.ndarray
+    start_array: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -131,28 +136,34 @@ class ChunkGraph:
         found = self._links.get(entity)
         if found is not None:
             return found
-        snap, facts = self.snapshot, self.entities
+        facts = self.entities
         specificity, starts, counts = facts.specificity[entity], facts.starts, facts.counts
         found = self._links[entity] = [(specificity, entity, _NO_ENTITY, starts[entity], counts[entity], 0)]
-        entity_id = facts.ids[entity]
-        relations = snap.neighbours.get(entity_id, [])
-        if len(relations) > self.per_hop:  # a hub: its heaviest relationships only
-            relations = snap.heaviest_neighbours(entity_id)
-        total = snap.weighted_degree.get(entity_id, 0.0) or 1.0
-        weights, rows, unspecific, hub_limit = (
-            snap.relationship_weights,
-            snap.entity_row,
-            facts.unspecific,
-            self.hub_limit,
+        adjacency = self.snapshot.adjacency
+        span = adjacency.span(facts.ids[entity])
+        others, weights = adjacency.neighbour[span], adjacency.weight[span]
+        if len(others) <= self.per_hop:  # followed in full, in stored order, as without the cap
+            stored = np.argsort(adjacency.relationship[span], kind="stable")
+            others, weights = others[stored], weights[stored]
+        total = adjacency.total_weight(facts.ids[entity]) or 1.0
+        # Related entities that bridge (an entity row, not a date, in few enough chunks); a
+        # hub's heaviest ``per_hop`` of them.
+        bridging = others < len(facts.ids)
+        others, weights = others[bridging], weights[bridging]
+        bridging = ~facts.unspecific_array[others] & (facts.count_array[others] <= self.hub_limit)
+        chosen = np.flatnonzero(bridging)[: self.per_hop]
+        others, weights = others[chosen], weights[chosen]
+        strengths = specificity * facts.specificity_array[others] * (0.5 + 0.5 * weights / total)
+        found.extend(
+            (strength, entity, other, start, count, 0)
+            for strength, other, start, count in zip(
+                strengths.tolist(),
+                others.tolist(),
+                facts.start_array[others].tolist(),
+                facts.count_array[others].tolist(),
+                strict=True,
+            )
         )
-        for neighbour_id, rel in relations:  # the hot loop of a hub: `_bridges` inlined
-            other = rows.get(neighbour_id)
-            if other is None or unspecific[other] or counts[other] > hub_limit:
-                continue
-            if len(found) > self.per_hop:  # the entity's own piece and per_hop followed
-                break
-            strength = specificity * facts.specificity[other] * (0.5 + 0.5 * weights[rel] / total)
-            found.append((strength, entity, other, starts[other], counts[other], 0))
         return found
 
     def _spread(self, rows: Sequence[int], sources: list[int], pieces: list[_Piece]) -> Offers:
@@ -194,13 +205,20 @@ def entity_facts(snapshot: Snapshot) -> EntityFacts:
             snapshot.chunk_rows(chunk_ids) for chunk_ids in column_of(snapshot.entities, "text_unit_ids")
         ]
         counts = [len(rows) for rows in per_entity]
+        unspecific = [t in UNSPECIFIC_TYPES for t in column_of(snapshot.entities, "type")]
+        specificity = [1.0 / (1.0 + math.log(max(n, 1))) for n in counts]
+        starts = list(itertools.accumulate(counts, initial=0))[:-1]
         cached = snapshot.extras[_ENTITY_FACTS] = EntityFacts(
             ids=column_of(snapshot.entities, "id"),
-            unspecific=[t in UNSPECIFIC_TYPES for t in column_of(snapshot.entities, "type")],
+            unspecific=unspecific,
             counts=counts,
-            specificity=[1.0 / (1.0 + math.log(max(n, 1))) for n in counts],
-            starts=list(itertools.accumulate(counts, initial=0))[:-1],
+            specificity=specificity,
+            starts=starts,
             chunk_rows=np.fromiter((r for rows in per_entity for r in rows), np.int64, sum(counts)),
+            unspecific_array=np.array(unspecific, bool),
+            count_array=np.array(counts, np.int64),
+            specificity_array=np.array(specificity, np.float64),
+            start_array=np.array(starts, np.int64),
         )
     return cached
 

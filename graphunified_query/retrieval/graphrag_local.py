@@ -162,8 +162,13 @@ def across_hops(items: list[tuple[float, Any, int]], limit: int) -> list[tuple[f
 
 def inner_relationships(snap: Any, entities: dict[str, float]) -> list[int]:
     """Rows of the relationships with both endpoints among ``entities``."""
-    rows = {rel for e in entities for neighbour, rel in snap.neighbours.get(e, []) if neighbour in entities}
-    return sorted(rows)
+    adjacency = snap.adjacency
+    nodes = [node for e in entities if (node := adjacency.node(e)) is not None]
+    inside = np.zeros(len(adjacency.starts) - 1, bool)
+    inside[nodes] = True
+    spans = [adjacency.span(e) for e in entities]
+    rows = [adjacency.relationship[s][inside[adjacency.neighbour[s]]] for s in spans if s.stop > s.start]
+    return np.unique(np.concatenate(rows)).tolist() if rows else []
 
 
 def expand(
@@ -186,18 +191,21 @@ def expand(
     frontier = list(seeds)
     for hop in range(1, max_hops + 1):
         reached: dict[str, float] = {}
-        weights = snap.relationship_weights
+        adjacency = snap.adjacency
+        ids = adjacency.ids
         for entity in frontier:
-            relations = snap.heaviest_neighbours(entity) if per_hop else snap.neighbours.get(entity, [])
-            total = snap.weighted_degree.get(entity, 0.0) or 1.0
+            span = adjacency.span(entity)  # heaviest first; unbounded, the order makes no difference
+            total = adjacency.total_weight(entity) or 1.0
             followed = 0
-            for neighbour, rel in relations:
+            around = zip(adjacency.neighbour[span].tolist(), adjacency.weight[span].tolist(), strict=True)
+            for node, weight in around:
+                neighbour = ids[node]
                 if neighbour in scores:
                     continue
                 if per_hop and followed >= per_hop:
                     break
                 followed += 1
-                share = weights[rel] / total
+                share = weight / total
                 candidate = scores[entity] * decay * (0.5 + 0.5 * share)
                 reached[neighbour] = max(reached.get(neighbour, 0.0), candidate)
         best = sorted(reached.items(), key=lambda item: (-item[1], item[0]))[: max(limit - len(scores), 0)]

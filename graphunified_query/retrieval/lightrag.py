@@ -157,7 +157,7 @@ class LightRAGRetriever(RetrieverBase):
         for row, sim in snap.entity_vectors.search(q, depth):
             score = weight * max(sim, 0.0)
             entities[row] = entities.get(row, 0.0) + score
-            around = [rel for _, rel in snap.heaviest_neighbours(snap.entities[row]["id"])[:max_neighbours]]
+            around = snap.adjacency.heaviest_relationships(snap.entities[row]["id"], max_neighbours)
             # Only the visited relationships are scored: not a pass over the whole relationship index.
             for rel, similarity in zip(around, snap.relationship_vectors.vectors(around) @ q, strict=True):
                 related = score * max(float(similarity), 0.0)
