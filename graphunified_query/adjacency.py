@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphunified_query.arrow_rows import ArrowRows, column_of
+from graphunified_query.arrow_rows import ArrowRows, column_of, one_array
 
 
 @dataclass(frozen=True)
@@ -31,11 +31,15 @@ class Adjacency:
     ids: Sequence[str]  # node → entity id: the entity rows', then the dangling endpoints'
     entity_row: Mapping[str, int]  # entity id → node (its entity row)
     dangling: Mapping[str, int]  # an endpoint id with no entity row → its node
+    entity_count: int  # nodes below it are entity rows
     starts: np.ndarray  # int64, one per node + 1: where a node's slots begin
     neighbour: np.ndarray  # int32 per slot: the node at the other end
     relationship: np.ndarray  # int32 per slot: the relationship row
     weight: np.ndarray  # float64 per slot: the relationship's weight
     degree: np.ndarray  # float64 per node: the total weight of its relationships
+    source: np.ndarray  # int32 per relationship row: its source node
+    target: np.ndarray  # int32 per relationship row: its target node
+    row_weight: np.ndarray  # float64 per relationship row (a missing weight is 0)
 
     def node(self, entity_id: str) -> int | None:
         found = self.entity_row.get(entity_id)
@@ -61,13 +65,18 @@ class Adjacency:
         """(neighbour id, relationship row) in stored order (relationship row ascending)."""
         span = self.span(entity_id)
         order = np.argsort(self.relationship[span], kind="stable")
-        ids = self.ids
-        return [
-            (ids[n], r)
-            for n, r in zip(
-                self.neighbour[span][order].tolist(), self.relationship[span][order].tolist(), strict=True
-            )
-        ]
+        neighbours, rows = self.neighbour[span][order].tolist(), self.relationship[span][order].tolist()
+        return [(self.ids[n], r) for n, r in zip(neighbours, rows, strict=True)]
+
+    def endpoints(self, row: int) -> tuple[str, str]:
+        """A relationship's (source id, target id)."""
+        return self.ids[self.source[row]], self.ids[self.target[row]]
+
+    def endpoint_rows(self, row: int) -> tuple[int | None, int | None]:
+        """A relationship's source and target entity rows (None: an id with no entity row)."""
+        source, target = int(self.source[row]), int(self.target[row])
+        count = self.entity_count
+        return (source if source < count else None), (target if target < count else None)
 
 
 def build_adjacency(
@@ -77,31 +86,39 @@ def build_adjacency(
 ) -> Adjacency:
     """The CSR adjacency over undirected relationships; ``entity_row`` maps an id to its row."""
     ids = _strings(entities, "id")
-    ends = pa.concat_arrays([_strings(relationships, "source_id"), _strings(relationships, "target_id")])
-    # A repeated entity id maps to its last row, as `entity_row` does: look it up reversed.
-    reversed_ids = ids.take(pa.array(np.arange(len(ids) - 1, -1, -1)))
-    found = pc.fill_null(pc.index_in(ends, value_set=reversed_ids), -1).to_numpy()
-    nodes = np.where(found >= 0, len(ids) - 1 - found, -1).astype(np.int32)
-    lost = found < 0
-    dangling_ids = pc.unique(ends.filter(pa.array(lost))).to_pylist()
-    dangling = {identifier: len(ids) + i for i, identifier in enumerate(dangling_ids)}
-    if dangling:
-        nodes[lost] = [dangling[e] for e in ends.filter(pa.array(lost)).to_pylist()]
-    n_nodes, m = len(ids) + len(dangling), len(relationships)
+    # Endpoints are looked up column by column in Arrow: no Python string per relationship.
+    ends = [_strings(relationships, name) for name in ("source_id", "target_id")]
+    found = [pc.index_in(end, value_set=ids) for end in ends]
+    lost = [pc.is_null(rows) for rows in found]
+    dangling_ids = pc.unique(
+        pa.concat_arrays([end.filter(gone) for end, gone in zip(ends, lost, strict=True)])
+    )
+    # A repeated entity id is its last row, as in `entity_row` (index_in gives the first).
+    remap = None
+    if len(entity_row) < len(ids):
+        remap = np.fromiter((entity_row[e] for e in ids.to_pylist()), np.int32, len(ids))
+    source, target = (
+        _nodes(rows, end, gone, dangling_ids, remap, len(ids))
+        for rows, end, gone in zip(found, ends, lost, strict=True)
+    )
+    n_nodes, m = len(ids) + len(dangling_ids), len(relationships)
     # Interleaved (source, target) per relationship: a stable sort by node keeps each node's
     # slots in relationship-row order, the order the dict appended them in.
-    end = np.stack([nodes[:m], nodes[m:]], axis=1).ravel()
-    other = np.stack([nodes[m:], nodes[:m]], axis=1).ravel()
+    end = np.stack([source, target], axis=1).ravel()
+    other = np.stack([target, source], axis=1).ravel()
     rows = np.repeat(np.arange(m, dtype=np.int32), 2)
-    weights = _weights(relationships)[rows]
-    all_ids = pa.concat_arrays([ids, pa.array(dangling_ids, pa.string())])
+    row_weight = _weights(relationships)
+    weights = row_weight[rows]
     id_rank = np.empty(n_nodes, np.int64)
-    id_rank[pc.sort_indices(all_ids).to_numpy()] = np.arange(n_nodes)
+    id_rank[pc.sort_indices(pa.concat_arrays([ids, dangling_ids])).to_numpy()] = np.arange(n_nodes)
     order = np.lexsort((rows, id_rank[other], -weights, end))
+    dangling = dangling_ids.to_pylist()
+    entity_ids = column_of(entities, "id")
     return Adjacency(
-        ids=column_of(entities, "id") + dangling_ids if dangling_ids else column_of(entities, "id"),
+        ids=entity_ids + dangling if dangling else entity_ids,
         entity_row=entity_row,
-        dangling=dangling,
+        dangling={e: len(ids) + i for i, e in enumerate(dangling)},
+        entity_count=len(ids),
         starts=np.concatenate([[0], np.cumsum(np.bincount(end, minlength=n_nodes))]).astype(np.int64),
         neighbour=other[order],
         relationship=rows[order],
@@ -109,18 +126,40 @@ def build_adjacency(
         # bincount adds in array order: each node's weights in relationship-row order, as the
         # dict's `sum` did (float addition is not associative).
         degree=np.bincount(end, weights=weights, minlength=n_nodes),
+        source=source,
+        target=target,
+        row_weight=row_weight,
     )
 
 
+def _nodes(
+    found: pa.Array,
+    ends: pa.Array,
+    lost: pa.Array,
+    dangling_ids: pa.Array,
+    remap: np.ndarray | None,
+    entity_count: int,
+) -> np.ndarray:
+    """Each endpoint's node: its entity row, else its dangling id's node after the entity rows."""
+    nodes = pc.fill_null(found, -1).to_numpy().astype(np.int32)
+    if remap is not None:
+        nodes = np.where(nodes >= 0, remap[nodes], nodes).astype(np.int32)
+    if len(dangling_ids):
+        extra = pc.index_in(ends.filter(lost), value_set=dangling_ids).to_numpy()
+        nodes[lost.to_numpy(zero_copy_only=False)] = entity_count + extra
+    return nodes
+
+
 def _strings(rows: Sequence[Mapping[str, Any]], name: str) -> pa.Array:
-    """A string column as one Arrow array (straight from the table when loaded)."""
+    """A string column as one Arrow array: the loaded table's own (mapped, not copied)."""
     if isinstance(rows, ArrowRows):
-        return pc.cast(rows.table.column(name), pa.string()).combine_chunks()
+        column = one_array(rows.table.column(name))
+        return column if column.type == pa.string() else column.cast(pa.string())
     return pa.array(column_of(rows, name), pa.string())
 
 
 def _weights(relationships: Sequence[Mapping[str, Any]]) -> np.ndarray:
     if isinstance(relationships, ArrowRows):
-        column = pc.cast(relationships.table.column("weight"), pa.float64())
-        return np.asarray(column.to_numpy(), np.float64)
-    return np.array([float(w) for w in column_of(relationships, "weight")], np.float64)
+        column = one_array(relationships.table.column("weight")).cast(pa.float64())
+        return pc.fill_null(column, 0.0).to_numpy()
+    return np.array([0.0 if w is None else float(w) for w in column_of(relationships, "weight")], np.float64)

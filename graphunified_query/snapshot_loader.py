@@ -50,7 +50,7 @@ _T = TypeVar("_T")
 # Columns the retrievers read in loops over many rows: converted to Python lists once, at load.
 HOT_COLUMNS: dict[str, tuple[str, ...]] = {
     ENTITIES: ("id", "title", "type", "text_unit_ids"),
-    RELATIONSHIPS: ("id", "source_id", "target_id", "weight"),
+    # None for relationships: the walks read `Snapshot.adjacency`'s arrays, a result its own row.
     FACTS: ("id", "subject_id", "object_id"),
     COMMUNITY_REPORTS: ("id", "community", "level"),
 }

@@ -138,9 +138,9 @@ class GraphRetriever(ComposableRetriever):
     def _neighbours(self, entity: str) -> list[tuple[str, int]]:
         """Strongest relationship first (DFS follows it first); entity row breaks ties."""
         snap = self.snapshot
+        weights = snap.adjacency.row_weight
         return sorted(
-            snap.adjacency.pairs(entity),
-            key=lambda n: (-float(snap.relationships[n[1]].get("weight") or 0.0), snap.entity_row[n[0]]),
+            snap.adjacency.pairs(entity), key=lambda n: (-float(weights[n[1]]), snap.entity_row[n[0]])
         )
 
     def _result(self, visit: Visit, by_id: dict[str, Visit], config: GraphConfig) -> RetrievalResult:

@@ -102,7 +102,7 @@ class GraphRAGLocalRetriever(RetrieverBase):
         inner = inner_relationships(snap, scores)
         relationship_sims = snap.relationship_vectors.vectors(inner) @ q if inner else []
         for rel, sim in zip(inner, relationship_sims, strict=True):
-            ends = snap.relationships[rel]["source_id"], snap.relationships[rel]["target_id"]
+            ends = snap.adjacency.endpoints(rel)
             score = (scores[ends[0]] + scores[ends[1]]) / 2 * (0.5 + 0.5 * max(float(sim), 0.0))
             relations.append((score, rel, max(hops[ends[0]], hops[ends[1]])))
         relationships = [

@@ -183,8 +183,7 @@ class LightRAGRetriever(RetrieverBase):
         for rel, similarity in heapq.nlargest(depth, scored, key=_by_score):
             score = weight * similarity
             relations[rel] = relations.get(rel, 0.0) + score
-            for end in ("source_id", "target_id"):
-                row = snap.entity_row.get(snap.relationships[rel][end])
+            for row in snap.adjacency.endpoint_rows(rel):
                 if row is not None:
                     entities[row] = max(entities.get(row, 0.0), score * 0.5)
 

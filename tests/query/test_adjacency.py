@@ -57,6 +57,7 @@ def test_a_hub_with_ties_lists_heaviest_first_then_by_neighbour_id_then_row() ->
     assert adjacency.total_weight("hub") == 2.0 + 5.0 + 2.0 + 2.0 + 5.0 + 2.0 + 1.0 + 1.0
     assert adjacency.node("ghost") == len(entities) and adjacency.pairs("ghost") == [("hub", 5)]
     assert adjacency.span("nobody") == slice(0, 0) and adjacency.total_weight("nobody") == 0.0
+    assert adjacency.endpoints(1) == ("b", "hub") and adjacency.endpoint_rows(5) == (0, None)
 
 
 def test_the_arrays_equal_the_dict_of_lists_on_a_random_graph() -> None:
@@ -79,3 +80,13 @@ def test_the_arrays_equal_the_dict_of_lists_on_a_random_graph() -> None:
             assert adjacency.heaviest_relationships(entity, len(around)) == [r for _, r in heaviest]
             # The same float additions in the same order: equal to the bit, not approximately.
             assert adjacency.total_weight(entity) == sum(weights[r] for _, r in around)
+        assert [adjacency.endpoints(i) for i in range(len(relationships))] == [
+            (r["source_id"], r["target_id"]) for r in relationships
+        ]
+
+
+def test_a_repeated_entity_id_is_its_last_row_as_in_entity_row() -> None:
+    entities = [_entity("a"), _entity("b"), _entity("a")]
+    adjacency = _build(entities, [_rel("a", "b", 1.0)])
+    assert adjacency.node("a") == 2 and adjacency.endpoint_rows(0) == (2, 1)
+    assert adjacency.pairs("b") == [("a", 0)] and adjacency.pairs("a") == [("b", 0)]
