@@ -36,6 +36,7 @@ class Adjacency:
     neighbour: np.ndarray  # int32 per slot: the node at the other end
     relationship: np.ndarray  # int32 per slot: the relationship row
     weight: np.ndarray  # float64 per slot: the relationship's weight
+    stored: np.ndarray  # int32 per slot: the slots again, each node's in relationship-row order
     degree: np.ndarray  # float64 per node: the total weight of its relationships
     source: np.ndarray  # int32 per relationship row: its source node
     target: np.ndarray  # int32 per relationship row: its target node
@@ -61,11 +62,14 @@ class Adjacency:
         span = self.span(entity_id)
         return self.relationship[span.start : min(span.stop, span.start + limit)].tolist()
 
+    def stored_slots(self, entity_id: str) -> np.ndarray:
+        """A node's slots in stored order (relationship row ascending), as the dict listed them."""
+        return self.stored[self.span(entity_id)]
+
     def pairs(self, entity_id: str) -> list[tuple[str, int]]:
-        """(neighbour id, relationship row) in stored order (relationship row ascending)."""
-        span = self.span(entity_id)
-        order = np.argsort(self.relationship[span], kind="stable")
-        neighbours, rows = self.neighbour[span][order].tolist(), self.relationship[span][order].tolist()
+        """(neighbour id, relationship row) in stored order."""
+        slots = self.stored_slots(entity_id)
+        neighbours, rows = self.neighbour[slots].tolist(), self.relationship[slots].tolist()
         return [(self.ids[n], r) for n, r in zip(neighbours, rows, strict=True)]
 
     def endpoints(self, row: int) -> tuple[str, str]:
@@ -112,6 +116,7 @@ def build_adjacency(
     id_rank = np.empty(n_nodes, np.int64)
     id_rank[pc.sort_indices(pa.concat_arrays([ids, dangling_ids])).to_numpy()] = np.arange(n_nodes)
     order = np.lexsort((rows, id_rank[other], -weights, end))
+    stored = np.lexsort((rows[order], end[order])).astype(np.int32)
     dangling = dangling_ids.to_pylist()
     entity_ids = column_of(entities, "id")
     return Adjacency(
@@ -123,6 +128,7 @@ def build_adjacency(
         neighbour=other[order],
         relationship=rows[order],
         weight=weights[order],
+        stored=stored,
         # bincount adds in array order: each node's weights in relationship-row order, as the
         # dict's `sum` did (float addition is not associative).
         degree=np.bincount(end, weights=weights, minlength=n_nodes),

@@ -68,11 +68,6 @@ class EntityFacts:
     specificity: list[float]  # 1 / (1 + ln max(count, 1))
     starts: list[int]  # entity row → where its chunk rows begin in ``chunk_rows``
     chunk_rows: np.ndarray  # every entity's live chunk rows, one after the other
-    # The same per-entity values as arrays, read for a hub's related entities at once.
-    unspecific_array: np.ndarray
-    count_array: np.ndarray
-    specificity_array: np.ndarray
-    start_array: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -139,31 +134,19 @@ class ChunkGraph:
         facts = self.entities
         specificity, starts, counts = facts.specificity[entity], facts.starts, facts.counts
         found = self._links[entity] = [(specificity, entity, _NO_ENTITY, starts[entity], counts[entity], 0)]
-        adjacency = self.snapshot.adjacency
-        span = adjacency.span(facts.ids[entity])
-        others, weights = adjacency.neighbour[span], adjacency.weight[span]
-        if len(others) <= self.per_hop:  # followed in full, in stored order, as without the cap
-            stored = np.argsort(adjacency.relationship[span], kind="stable")
-            others, weights = others[stored], weights[stored]
-        total = adjacency.total_weight(facts.ids[entity]) or 1.0
-        # Related entities that bridge (an entity row, not a date, in few enough chunks); a
-        # hub's heaviest ``per_hop`` of them.
-        bridging = others < len(facts.ids)
-        others, weights = others[bridging], weights[bridging]
-        bridging = ~facts.unspecific_array[others] & (facts.count_array[others] <= self.hub_limit)
-        chosen = np.flatnonzero(bridging)[: self.per_hop]
-        others, weights = others[chosen], weights[chosen]
-        strengths = specificity * facts.specificity_array[others] * (0.5 + 0.5 * weights / total)
-        found.extend(
-            (strength, entity, other, start, count, 0)
-            for strength, other, start, count in zip(
-                strengths.tolist(),
-                others.tolist(),
-                facts.start_array[others].tolist(),
-                facts.count_array[others].tolist(),
-                strict=True,
-            )
-        )
+        adjacency, entity_id = self.snapshot.adjacency, facts.ids[entity]
+        span = adjacency.span(entity_id)  # heaviest first; in full and in stored order, as uncapped:
+        slots = adjacency.stored_slots(entity_id) if span.stop - span.start <= self.per_hop else span
+        total = adjacency.total_weight(entity_id) or 1.0
+        unspecific, entity_rows, hub_limit = facts.unspecific, adjacency.entity_count, self.hub_limit
+        around = zip(adjacency.neighbour[slots].tolist(), adjacency.weight[slots].tolist(), strict=True)
+        for other, weight in around:  # the hot loop of a hub: `_bridges` inlined
+            if other >= entity_rows or unspecific[other] or counts[other] > hub_limit:
+                continue
+            if len(found) > self.per_hop:  # the entity's own piece and per_hop followed
+                break
+            strength = specificity * facts.specificity[other] * (0.5 + 0.5 * weight / total)
+            found.append((strength, entity, other, starts[other], counts[other], 0))
         return found
 
     def _spread(self, rows: Sequence[int], sources: list[int], pieces: list[_Piece]) -> Offers:
@@ -215,10 +198,6 @@ def entity_facts(snapshot: Snapshot) -> EntityFacts:
             specificity=specificity,
             starts=starts,
             chunk_rows=np.fromiter((r for rows in per_entity for r in rows), np.int64, sum(counts)),
-            unspecific_array=np.array(unspecific, bool),
-            count_array=np.array(counts, np.int64),
-            specificity_array=np.array(specificity, np.float64),
-            start_array=np.array(starts, np.int64),
         )
     return cached
 
