@@ -21,6 +21,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.fakes
 
+from eval_data import EVAL_ROOT
+
 from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
 from graphunified_assets.lib.extraction.offline_extractor import OfflineExtractor
 from graphunified_assets.lib.extraction.records import ChunkText
@@ -30,7 +32,7 @@ from graphunified_query.providers.llm_cache import LLMCache
 from graphunified_query.settings import LLMSettings, Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared/eval/musique/corpus.jsonl"
+DEFAULT_CORPUS = EVAL_ROOT / "musique/corpus.jsonl"
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 import dagster as dg
+from eval_data import EVAL_ROOT
 
 from graphunified_assets.indexing import index
 from graphunified_assets.resources import GraphUnifiedResource
@@ -32,11 +33,7 @@ from graphunified_query.parquet_store import read_table
 from graphunified_query.tables import COMMUNITIES, ENTITIES, FACTS, GRAPH_EDGES, RELATIONSHIPS
 
 ROOT = Path(__file__).resolve().parents[1]
-# The dev sets live in shared/eval beside the checkout (or beside the folder of worktrees).
-DEFAULT_CORPUS = next(
-    (p / "shared/eval/musique/corpus.jsonl" for p in ROOT.parents if (p / "shared/eval").is_dir()),
-    ROOT.parent / "shared/eval/musique/corpus.jsonl",
-)
+DEFAULT_CORPUS = EVAL_ROOT / "musique/corpus.jsonl"
 GLOBAL_STEPS = (
     "entities",  # the multi-asset step is named after its op: graph_elements
     "graph_elements",

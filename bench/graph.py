@@ -19,6 +19,7 @@ import resource
 import time
 from pathlib import Path
 
+from eval_data import EVAL_ROOT
 from global_stage import ADDED, ADDED_NAME, global_step_seconds, latest_materialization, prepare_input
 
 from graphunified_assets.indexing import index
@@ -27,7 +28,7 @@ from graphunified_query.parquet_store import read_table
 from graphunified_query.tables import COMMUNITIES, ENTITIES, GRAPH_EDGES, RELATIONSHIPS
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = ROOT.parent / "shared/eval/scale/corpus.jsonl.gz"
+DEFAULT_CORPUS = EVAL_ROOT / "scale/corpus.jsonl.gz"
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import dagster as dg
+from eval_data import EVAL_ROOT
 
 from graphunified_assets.indexing import index
 from graphunified_assets.resources import GraphUnifiedResource
@@ -25,7 +26,7 @@ from graphunified_query.layout import HomeLayout
 from graphunified_query.parquet_store import read_tables
 from graphunified_query.tables import CHUNKS, CHUNKS_SCHEMA
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared/eval/musique/corpus.jsonl"
+DEFAULT_CORPUS = EVAL_ROOT / "musique/corpus.jsonl"
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import lancedb  # noqa: E402
+from eval_data import EVAL_ROOT  # noqa: E402
 
 from graphunified_assets.object_mirror import mirror  # noqa: E402
 from graphunified_query.engine import QueryEngine  # noqa: E402
@@ -157,7 +158,7 @@ def _default_home() -> Path:
 
 
 def _questions(limit: int) -> list[str]:
-    path = ROOT.parent / "shared/eval/musique/questions.jsonl"
+    path = EVAL_ROOT / "musique/questions.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [row["question"] for row in rows[:limit]]
 

@@ -33,8 +33,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from eval_data import EVAL_ROOT
+
 ROOT = Path(__file__).resolve().parents[1]
-EVAL = ROOT.parent / "shared/eval"
+EVAL = EVAL_ROOT
 DEFAULT_CORPUS = EVAL / "scale/corpus.jsonl.gz"
 DATASETS = ("musique", "2wikimultihopqa", "hotpotqa")
 COPY_FILE = "corpus-copy.jsonl"

@@ -12,7 +12,7 @@ would write its cache). Prints one JSON object: per set, the agreement, routed R
 new, and the time the new features take per question.
 
 Defaults: the three dev sets of this machine (/tmp/i17out/after-SET, /tmp/i17homes/SET,
-/work/shared/eval/SET).
+the dev sets in shared/eval beside the checkout).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+from eval_data import EVAL_ROOT
 
 from graphunified_query.retrieval.entity_linking import NameIndex
 from graphunified_query.retrieval.query_keywords import question_entities
@@ -56,7 +57,7 @@ def main() -> None:
     for n, name in enumerate(sets):
         results = _nth(args.results, n, Path(f"/tmp/i17out/after-{name}/results.json"))
         home = _nth(args.home, n, Path(f"/tmp/i17homes/{name}"))
-        questions = _nth(args.questions, n, Path(f"/work/shared/eval/{name}/questions.jsonl"))
+        questions = _nth(args.questions, n, EVAL_ROOT / name / "questions.jsonl")
         report["sets"][name] = compare(results, home, questions, args.show)
     print(json.dumps(report, indent=2))
 

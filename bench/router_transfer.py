@@ -26,6 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from eval_data import EVAL_ROOT  # noqa: E402
+
 from graphunified_query.providers.embedding import make_embedder  # noqa: E402
 from graphunified_query.router import Router  # noqa: E402
 from graphunified_query.routing.compare import comparison, held_out  # noqa: E402
@@ -42,7 +44,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--results", default="/tmp/i17out/after-{set}/results.json", help="{set} is replaced")
-    parser.add_argument("--eval-root", type=Path, default=ROOT.parent / "shared/eval")
+    parser.add_argument("--eval-root", type=Path, default=EVAL_ROOT)
     parser.add_argument("--sets", default=",".join(DATASETS))
     args = parser.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
