@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -47,18 +47,20 @@ class EmbeddingCache:
         self._db, _ = open_rebuildable(self.path, _setup, timeout=60, check_same_thread=False)
 
     def get_many(self, model: str, kind: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for start in range(0, len(hashes), _CHUNK):
-                part = list(hashes[start : start + _CHUNK])
-                marks = ",".join("?" * len(part))
+        return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in self._blobs(model, kind, hashes)}
+
+    def _blobs(self, model: str, kind: str, hashes: Sequence[str]) -> Iterator[tuple[str, bytes]]:
+        """(hash, stored vector bytes) of the cached ``hashes``, one query per `_CHUNK` of them."""
+        for start in range(0, len(hashes), _CHUNK):
+            part = list(hashes[start : start + _CHUNK])
+            marks = ",".join("?" * len(part))
+            with self._lock:  # held per query, not while the caller consumes the rows
                 rows = self._db.execute(
                     "select text_hash, vector from embeddings"
                     f" where model = ? and kind = ? and text_hash in ({marks})",
                     [model, kind, *part],
-                )
-                found.update((h, np.frombuffer(blob, dtype=np.float32)) for h, blob in rows)
-        return found
+                ).fetchall()
+            yield from rows
 
     def fill(self, model: str, kind: str, hashes: Sequence[str], out: np.ndarray) -> list[int]:
         """Copies each cached vector into its row of ``out`` (row i for ``hashes[i]``, repeats
@@ -76,27 +78,17 @@ class EmbeddingCache:
         rows_of: dict[str, list[int]] = {}
         for row, h in enumerate(hashes):
             rows_of.setdefault(h, []).append(row)
-        distinct = list(rows_of)
         filled = np.zeros(len(hashes), dtype=bool)
-        with self._lock:
-            for start in range(0, len(distinct), _CHUNK):
-                part = distinct[start : start + _CHUNK]
-                marks = ",".join("?" * len(part))
-                found = self._db.execute(
-                    "select text_hash, vector from embeddings"
-                    f" where model = ? and kind = ? and text_hash in ({marks})",
-                    [model, kind, *part],
+        for h, blob in self._blobs(model, kind, list(rows_of)):
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if vector.shape[0] != out.shape[1]:
+                raise ValueError(
+                    f"{self.path}: a cached {model} vector has {vector.shape[0]} dimensions, "
+                    f"the caller expects {out.shape[1]}; delete the file to re-embed"
                 )
-                for h, blob in found:
-                    vector = np.frombuffer(blob, dtype=np.float32)
-                    if vector.shape[0] != out.shape[1]:
-                        raise ValueError(
-                            f"{self.path}: a cached {model} vector has {vector.shape[0]} dimensions, "
-                            f"the caller expects {out.shape[1]}; delete the file to re-embed"
-                        )
-                    rows = rows_of[h]
-                    out[rows] = vector
-                    filled[rows] = True
+            rows = rows_of[h]
+            out[rows] = vector
+            filled[rows] = True
         return np.flatnonzero(~filled).tolist()
 
     def dimension(self, model: str, kind: str) -> int:
