@@ -15,8 +15,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.lib.index_state import IndexState
+from graphunified_assets.partition_reads import read_documents
 from graphunified_query.layout import HomeLayout
-from graphunified_query.parquet_store import read_partitions, write_table_atomic
+from graphunified_query.parquet_store import write_table_atomic
 
 # Schema metadata naming partitions an asset could not produce this run: no file is written for
 # them (a stale one is removed), so they stay "incomplete" and the next `index` retries them.
@@ -105,10 +106,11 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
         )
 
     def load_input(self, context: dg.InputContext) -> pa.Table:
-        table_name, _ = self._table(context)
+        table_name, column = self._table(context)
         layout = HomeLayout.at(self.home)
-        paths = [layout.partition_path(table_name, key) for key in context.asset_partition_keys]
-        present = [str(p) for p in paths if p.exists()]
+        files = [(key, layout.partition_path(table_name, key)) for key in context.asset_partition_keys]
+        present = [(key, path) for key, path in files if path.exists()]
+        paths = [path for _, path in files]
         missing = len(paths) - len(present)
         if missing:
             context.log.warning(f"{missing} partition(s) of {table_name} are not materialized; skipping them")
@@ -119,5 +121,5 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
                 f"not processed. `python -m graphunified_assets status --home {layout.home}` lists the "
                 "failures; fix their cause (provider, key, input) and re-run `index`."
             )
-        # Dataset reads are far faster than thousands of single-file reads; grouped to bound RSS.
-        return read_partitions(present)
+        # Unchanged documents' rows come from the last whole read's consolidated copy.
+        return read_documents(present, column, layout.cache / "partition_reads" / f"{table_name}.parquet")

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
+from graphunified_assets import partition_reads
+from graphunified_assets.partition_reads import read_documents
 from graphunified_query.parquet_store import read_partitions
 
 
@@ -31,3 +34,51 @@ def test_groups_take_the_first_files_schema_as_one_read_does(tmp_path: Path) -> 
     assert table.equals(pq.ParquetDataset([str(p) for p in (older, old, new)]).read())
     assert table.column("risk_level").to_pylist() == ["high", None, "low"]
     assert table.column_names == ["chunk_id", "risk_level"]
+
+
+def _document(folder: Path, key: str, rows: int, tag: str = "") -> tuple[str, Path]:
+    path = folder / f"{key}.parquet"
+    texts = [f"{key}{tag}-{n}" for n in range(rows)]
+    pq.write_table(
+        pa.table({"document_id": pa.array([key] * rows, pa.string()), "text": pa.array(texts, pa.string())}),
+        path,
+    )
+    return key, path
+
+
+def test_a_consolidated_read_reads_only_changed_files_and_equals_a_full_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", 2)
+    copy = tmp_path / "cache" / "docs.parquet"
+    files = [_document(tmp_path, f"d{n}", n % 3) for n in range(12)]  # d0, d3, ... have no rows
+    first = read_documents(files, "document_id", copy)
+    assert first.equals(read_partitions([p for _, p in files]))
+    read: list[list[Path]] = []
+    original = partition_reads.read_partitions
+
+    def counting(paths: list[Path]) -> pa.Table:
+        read.append(list(paths))
+        return original(paths)
+
+    monkeypatch.setattr(partition_reads, "read_partitions", counting)
+    files[4] = _document(tmp_path, "d4", 3, tag="changed")  # rewritten: one more row, new text
+    del files[7]  # removed
+    files.insert(2, _document(tmp_path, "new", 2))  # added
+    second = read_documents(files, "document_id", copy)
+    assert read == [[tmp_path / "new.parquet", tmp_path / "d4.parquet"]]  # only the changed files
+    assert second.equals(original([p for _, p in files]))
+    read.clear()
+    assert read_documents(files, "document_id", copy).equals(second)
+    assert read == []  # nothing changed: the copy alone
+
+
+def test_a_new_column_reads_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", 2)
+    copy = tmp_path / "docs.parquet"
+    files = [_document(tmp_path, f"d{n}", 2) for n in range(6)]
+    read_documents(files, "document_id", copy)
+    pq.write_table(pa.table({"document_id": ["d0"], "text": ["x"], "extra": [1]}), files[0][1])
+    table = read_documents(files, "document_id", copy)
+    assert table.equals(read_partitions([p for _, p in files]))
+    assert "extra" in table.column_names

@@ -5,6 +5,8 @@ Each writes a manifest naming the upstream versions it was built from, so the qu
 tell whether the indexes it loads belong together.
 """
 
+from collections.abc import Callable
+
 import dagster as dg
 import lancedb
 import numpy as np
@@ -12,6 +14,8 @@ import pyarrow as pa
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
 from graphunified_assets.lib.distinct_embedding import embed_rows
+from graphunified_assets.lib.lance_slices import SliceChange, apply_change
+from graphunified_assets.lib.report_slices import points_change, report_change
 from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
@@ -21,6 +25,7 @@ from graphunified_query.indexes.ppr_graph import PPRGraph
 from graphunified_query.indexes.report_points import REPORT_POINT_VECTORS, report_points
 from graphunified_query.lance_versions import release_unused_versions
 from graphunified_query.parquet_store import read_table
+from graphunified_query.providers import CachedEmbedder
 from graphunified_query.publication import publish, published_lance_versions
 from graphunified_query.tables import COMMUNITY_REPORTS, ENTITIES, GRAPH_EDGES, contextual_text
 
@@ -124,7 +129,62 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     embedded_before = embedder.texts_embedded
     rows = reports.to_pylist()
     texts = [report_text(row) for row in rows]
-    table = pa.table(
+    points = [report_points(row) for row in rows]
+    db = lancedb.connect(str(layout.lancedb))
+    # An update recomputes and writes only the reports that changed (stored vectors reused).
+    change = report_change(db, REPORT_VECTORS, reports, pa.array(texts, pa.string()), embedder.model_name)
+    _write_reports(
+        db,
+        REPORT_VECTORS,
+        change,
+        lambda rows: _report_table(reports.take(rows), [texts[i] for i in rows.to_pylist()], embedder),
+        reports.num_rows,
+    )
+    points_update = points_change(db, REPORT_POINT_VECTORS, reports, points, embedder.model_name)
+    _write_reports(
+        db,
+        REPORT_POINT_VECTORS,
+        points_update,
+        lambda rows: _point_table(reports.take(rows), [points[i] for i in rows.to_pylist()], embedder),
+        reports.num_rows,
+    )
+    manifest = write_manifest(
+        layout.index_path(REPORT_VECTORS),
+        {COMMUNITY_REPORTS: file_fingerprint(layout.table_path(COMMUNITY_REPORTS))},
+        model=embedder.model_name,
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "rows": reports.num_rows,
+            "reports_computed": reports.num_rows if change is None else len(change.compute),
+            "report_points": sum(len(p) for p in points),
+            "model": embedder.model_name,
+            "texts_embedded": embedder.texts_embedded - embedded_before,  # this step's, not the run's
+            "built_from": dg.MetadataValue.json(manifest["built_from"]),
+            **stage_timing(),
+        }
+    )
+
+
+def _write_reports(
+    db: lancedb.DBConnection,
+    name: str,
+    change: SliceChange | None,
+    rows_of: Callable[[pa.Array], pa.Table],
+    reports: int,
+) -> None:
+    """Writes ``rows_of`` the changed reports as a slice (stale communities deleted first), or of
+    every report over the whole table when ``change`` is None."""
+    if change is None:
+        db.create_table(name, data=rows_of(pa.array(range(reports), pa.int64())), mode="overwrite")
+    else:
+        rows = rows_of(pa.array(change.compute, pa.int64()))
+        apply_change(db.open_table(name), "community", change.stale, rows)
+
+
+def _report_table(reports: pa.Table, texts: list[str], embedder: CachedEmbedder) -> pa.Table:
+    """Report rows → their LanceDB rows, each text embedded."""
+    return pa.table(
         {
             "id": reports.column("id"),
             "community": reports.column("community"),
@@ -134,38 +194,22 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
             "model": pa.array([embedder.model_name] * len(texts), pa.string()),
         }
     )
-    db = lancedb.connect(str(layout.lancedb))
-    db.create_table(REPORT_VECTORS, data=table, mode="overwrite")
-    # One row per point, a report's points contiguous in order: the map reads them by community.
-    points = [(row, n, text) for row in rows for n, text in enumerate(report_points(row))]
-    point_texts = [text for _, _, text in points]
-    point_vectors = embed_rows(point_texts, embedder.embed) if points else None
-    point_table = pa.table(
+
+
+def _point_table(reports: pa.Table, points: list[list[str]], embedder: CachedEmbedder) -> pa.Table:
+    """One row per point, a report's points contiguous in order: the map reads them by community."""
+    ids, communities = reports.column("id").to_pylist(), reports.column("community").to_pylist()
+    rows = [(ids[r], communities[r], n, t) for r, found in enumerate(points) for n, t in enumerate(found)]
+    point_texts = [text for _, _, _, text in rows]
+    point_vectors = embed_rows(point_texts, embedder.embed) if rows else None
+    return pa.table(
         {
-            "id": pa.array([p[0]["id"] for p in points], pa.string()),
-            "community": pa.array(
-                [p[0]["community"] for p in points], reports.schema.field("community").type
-            ),
-            "point": pa.array([p[1] for p in points], pa.int32()),
+            "id": pa.array([row[0] for row in rows], pa.string()),
+            "community": pa.array([row[1] for row in rows], reports.schema.field("community").type),
+            "point": pa.array([row[2] for row in rows], pa.int32()),
             "text": pa.array(point_texts, pa.string()),
             "vector": _vector_column(point_vectors, embedder.dimension),
-            "model": pa.array([embedder.model_name] * len(points), pa.string()),
-        }
-    )
-    db.create_table(REPORT_POINT_VECTORS, data=point_table, mode="overwrite")
-    manifest = write_manifest(
-        layout.index_path(REPORT_VECTORS),
-        {COMMUNITY_REPORTS: file_fingerprint(layout.table_path(COMMUNITY_REPORTS))},
-        model=embedder.model_name,
-    )
-    return dg.MaterializeResult(
-        metadata={
-            "rows": table.num_rows,
-            "report_points": point_table.num_rows,
-            "model": embedder.model_name,
-            "texts_embedded": embedder.texts_embedded - embedded_before,  # this step's, not the run's
-            "built_from": dg.MetadataValue.json(manifest["built_from"]),
-            **stage_timing(),
+            "model": pa.array([embedder.model_name] * len(rows), pa.string()),
         }
     )
 

@@ -1,0 +1,92 @@
+"""Through `index`: adding or removing a document writes only the changed rows of the graph and
+report vector tables, and leaves tables equal (ids, texts, vectors) to a full rewrite."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import lancedb
+import pytest
+
+from graphunified_assets.indexing import index
+from graphunified_assets.lib import lance_slices
+from graphunified_query.indexes.report_points import REPORT_POINT_VECTORS
+from graphunified_query.layout import HomeLayout
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.voyage_server import FakeVoyageServer
+from tests.test_graph_pipeline import _resource, servers  # noqa: F401 (the fixture)
+
+SLICED = ("entity_vectors", "relationship_vectors", "fact_vectors", "report_vectors", REPORT_POINT_VECTORS)
+ADDED = "# Whitlock Observatory\n\nAda Whitlock founded the Whitlock Observatory on Castle Hill.\n"
+
+
+def _tables(home: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every sliced table's rows (vectors as float lists), in a canonical order."""
+    db = lancedb.connect(str(HomeLayout.at(home).lancedb))
+    tables = {}
+    for name in SLICED:
+        rows = db.open_table(name).to_arrow().to_pylist()
+        tables[name] = sorted(tuple((k, str(v)) for k, v in sorted(row.items())) for row in rows)
+    return tables
+
+
+def _versions(home: Path) -> dict[str, int]:
+    db = lancedb.connect(str(HomeLayout.at(home).lancedb))
+    return {name: db.open_table(name).version for name in SLICED}
+
+
+def _rewritten(home: Path, resource: object) -> dict[str, list[tuple[object, ...]]]:
+    """The tables a full rewrite gives: drop them (and their manifests) and `index` again."""
+    layout = HomeLayout.at(home)
+    for name in SLICED:
+        shutil.rmtree(layout.lancedb / f"{name}.lance")
+    for manifest in layout.index_path("x").parent.glob("*vectors.manifest.json"):
+        manifest.unlink()
+    assert index(resource, echo=lambda _: None).runs == 1
+    return _tables(home)
+
+
+def _computed() -> dict[str, object]:
+    """Rows each sliced table computed in the last run (its step's metadata)."""
+    found: dict[str, object] = {}
+    for asset in ("graph_vectors", "report_vectors"):
+        event = dg.DagsterInstance.get().get_latest_materialization_event(dg.AssetKey(asset))
+        assert event is not None and event.asset_materialization is not None
+        metadata = event.asset_materialization.metadata
+        found.update({k: v.value for k, v in metadata.items() if k.endswith("_computed")})
+    return found
+
+
+def test_adding_and_removing_a_document_writes_slices_equal_to_a_full_rewrite(
+    home: Path,
+    input_dir: Path,
+    servers: tuple[FakeAnthropicServer, FakeVoyageServer],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # a tiny corpus: most rows change
+    resource = _resource(home, input_dir)
+    index(resource, echo=lambda _: None)
+    built = _tables(home)
+    before = _versions(home)
+
+    (input_dir / "observatory.md").write_text(ADDED)
+    index(resource, echo=lambda _: None)
+    added = _tables(home)
+    computed = _computed()
+    rows = {name: len(rows) for name, rows in added.items()}
+    assert 0 < computed["relationship_vectors_computed"] < rows["relationship_vectors"]  # type: ignore[operator]
+    assert 0 < computed["entity_vectors_computed"] < rows["entity_vectors"]  # type: ignore[operator]
+    assert 0 < computed["reports_computed"] <= rows["report_vectors"]  # type: ignore[operator]
+    # Slices appended to the stored tables (optimize at publish may add a compaction version).
+    after = _versions(home)
+    assert all(after[name] > before[name] for name in ("relationship_vectors", "entity_vectors"))
+    assert added == _rewritten(home, resource)
+
+    (input_dir / "observatory.md").unlink()
+    index(resource, echo=lambda _: None)
+    removed = _tables(home)
+    assert {name: len(rows) for name, rows in removed.items()} == {n: len(r) for n, r in built.items()}
+    assert not any("Observatory" in str(row) for rows in removed.values() for row in rows)
+    assert removed == _rewritten(home, resource)
