@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.lib.index_state import IndexState
-from graphunified_assets.partition_reads import read_documents
+from graphunified_assets.partition_reads import consolidated_copy, read_documents
 from graphunified_query.layout import HomeLayout
 from graphunified_query.parquet_store import write_table_atomic
 
@@ -122,4 +122,4 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
                 "failures; fix their cause (provider, key, input) and re-run `index`."
             )
         # Unchanged documents' rows come from the last whole read's consolidated copy.
-        return read_documents(present, column, layout.cache / "partition_reads" / f"{table_name}.parquet")
+        return read_documents(present, column, consolidated_copy(layout.cache, table_name))

@@ -15,7 +15,7 @@ read checks file by file; deleting it costs one read of every file.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +23,30 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from graphunified_query.layout import HomeLayout
 from graphunified_query.parquet_store import read_partitions, write_table_atomic
 
 CONSOLIDATE_FROM = 64  # files: fewer are read directly (a per-document run's inputs)
 _INDEX = b"graphunified.partition_files"  # footer key: document -> [size, mtime_ns, start, rows]
 
 Index = dict[str, list[int]]
+
+
+def consolidated_copy(cache: Path, table: str) -> Path:
+    """Where ``table``'s consolidated copy lives in the home's cache folder."""
+    return cache / "partition_reads" / f"{table}.parquet"
+
+
+def read_live(
+    layout: HomeLayout, table: str, documents: Iterable[str], column: str = "document_id"
+) -> pa.Table:
+    """Every present file of ``table`` for ``documents`` (sorted), through its consolidated copy;
+    an empty table when none is present."""
+    files = [(key, layout.partition_path(table, key)) for key in sorted(documents)]
+    present = [(key, path) for key, path in files if path.exists()]
+    return (
+        read_documents(present, column, consolidated_copy(layout.cache, table)) if present else pa.table({})
+    )
 
 
 def read_documents(files: Sequence[tuple[str, Path]], column: str, copy: Path) -> pa.Table:

@@ -2,6 +2,8 @@
 
 import dagster as dg
 import lancedb
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphunified_assets.assets.graph_vectors import VECTOR_TABLES
 from graphunified_assets.assets.strategy_indexes import REPORT_VECTORS
@@ -49,19 +51,26 @@ def entities_have_live_sources(graphunified: GraphUnifiedResource) -> dg.AssetCh
 )
 def relationships_are_anchored(graphunified: GraphUnifiedResource) -> dg.AssetCheckResult:
     layout = graphunified.layout
-    entity_ids = set(read_table(layout.table_path(ENTITIES)).column("id").to_pylist())
-    live = _live_chunk_ids(graphunified)
-    rows = read_table(layout.table_path(RELATIONSHIPS)).to_pylist()
-    broken = [r["id"] for r in rows if r["source_id"] not in entity_ids or r["target_id"] not in entity_ids]
-    dangling = {u for r in rows for u in r["text_unit_ids"] if u not in live}
-    unsourced = [r["id"] for r in rows if not r["text_unit_ids"]]
+    entity_ids = read_table(layout.table_path(ENTITIES), columns=["id"]).column("id")
+    live = pa.array(sorted(_live_chunk_ids(graphunified)), pa.string())
+    # Column by column: Python rows of the 12.6K corpus's 316K relationships took seconds.
+    rows = read_table(
+        layout.table_path(RELATIONSHIPS), columns=["id", "source_id", "target_id", "text_unit_ids"]
+    )
+    anchored = pc.and_(
+        pc.is_in(rows.column("source_id"), entity_ids), pc.is_in(rows.column("target_id"), entity_ids)
+    )
+    units = pc.list_flatten(rows.column("text_unit_ids"))
+    dangling = set(units.filter(pc.invert(pc.is_in(units, live))).to_pylist())
+    sourced = pc.fill_null(pc.greater(pc.list_value_length(rows.column("text_unit_ids")), 0), False)
+    broken, unsourced = (rows.num_rows - (pc.sum(mask).as_py() or 0) for mask in (anchored, sourced))
     return dg.AssetCheckResult(
         passed=not broken and not dangling and not unsourced,
         metadata={
-            "relationships": len(rows),
-            "missing_endpoints": len(broken),
+            "relationships": rows.num_rows,
+            "missing_endpoints": broken,
             "missing_text_units": len(dangling),
-            "unsourced": len(unsourced),
+            "unsourced": unsourced,
         },
     )
 
