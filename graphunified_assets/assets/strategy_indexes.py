@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
-from graphunified_assets.lib.distinct_embedding import embed_rows
-from graphunified_assets.lib.lance_slices import SliceChange, apply_change
+from graphunified_assets.lib.distinct_embedding import Embed, embed_rows
+from graphunified_assets.lib.lance_slices import SliceChange, StoredVectors, apply_change
 from graphunified_assets.lib.report_slices import points_change, report_change
 from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change
@@ -131,21 +131,28 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     texts = [report_text(row) for row in rows]
     points = [report_points(row) for row in rows]
     db = lancedb.connect(str(layout.lancedb))
-    # An update recomputes and writes only the reports that changed (stored vectors reused).
+    # An update writes only the reports that changed; a text stored already keeps its vector
+    # (renumbered communities move rows, not texts).
     change = report_change(db, REPORT_VECTORS, reports, pa.array(texts, pa.string()), embedder.model_name)
+    stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name)
+    embed = stored.embedding(embedder.embed)
     _write_reports(
         db,
         REPORT_VECTORS,
         change,
-        lambda rows: _report_table(reports.take(rows), [texts[i] for i in rows.to_pylist()], embedder),
+        lambda rows: _report_table(reports.take(rows), [texts[i] for i in rows.to_pylist()], embedder, embed),
         reports.num_rows,
     )
     points_update = points_change(db, REPORT_POINT_VECTORS, reports, points, embedder.model_name)
+    stored_points = StoredVectors(db, REPORT_POINT_VECTORS, embedder.model_name)
+    embed_point = stored_points.embedding(embedder.embed)
     _write_reports(
         db,
         REPORT_POINT_VECTORS,
         points_update,
-        lambda rows: _point_table(reports.take(rows), [points[i] for i in rows.to_pylist()], embedder),
+        lambda rows: _point_table(
+            reports.take(rows), [points[i] for i in rows.to_pylist()], embedder, embed_point
+        ),
         reports.num_rows,
     )
     manifest = write_manifest(
@@ -157,6 +164,7 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
         metadata={
             "rows": reports.num_rows,
             "reports_computed": reports.num_rows if change is None else len(change.compute),
+            "vectors_reused": stored.reused + stored_points.reused,  # stored texts, not embedded
             "report_points": sum(len(p) for p in points),
             "model": embedder.model_name,
             "texts_embedded": embedder.texts_embedded - embedded_before,  # this step's, not the run's
@@ -182,7 +190,7 @@ def _write_reports(
         apply_change(db.open_table(name), "community", change.stale, rows)
 
 
-def _report_table(reports: pa.Table, texts: list[str], embedder: CachedEmbedder) -> pa.Table:
+def _report_table(reports: pa.Table, texts: list[str], embedder: CachedEmbedder, embed: Embed) -> pa.Table:
     """Report rows → their LanceDB rows, each text embedded."""
     return pa.table(
         {
@@ -190,18 +198,20 @@ def _report_table(reports: pa.Table, texts: list[str], embedder: CachedEmbedder)
             "community": reports.column("community"),
             "level": reports.column("level"),
             "text": pa.array(texts, pa.string()),
-            "vector": _vector_column(embedder.embed(texts) if texts else None, embedder.dimension),
+            "vector": _vector_column(embed(texts) if texts else None, embedder.dimension),
             "model": pa.array([embedder.model_name] * len(texts), pa.string()),
         }
     )
 
 
-def _point_table(reports: pa.Table, points: list[list[str]], embedder: CachedEmbedder) -> pa.Table:
+def _point_table(
+    reports: pa.Table, points: list[list[str]], embedder: CachedEmbedder, embed: Embed
+) -> pa.Table:
     """One row per point, a report's points contiguous in order: the map reads them by community."""
     ids, communities = reports.column("id").to_pylist(), reports.column("community").to_pylist()
     rows = [(ids[r], communities[r], n, t) for r, found in enumerate(points) for n, t in enumerate(found)]
     point_texts = [text for _, _, _, text in rows]
-    point_vectors = embed_rows(point_texts, embedder.embed) if rows else None
+    point_vectors = embed_rows(point_texts, embed) if rows else None
     return pa.table(
         {
             "id": pa.array([row[0] for row in rows], pa.string()),

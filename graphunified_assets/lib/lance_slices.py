@@ -18,6 +18,7 @@ which compacts them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,21 +59,28 @@ def plan_change(
     model: str,
 ) -> SliceChange | None:
     """The slice an update writes, or None when the whole table is rewritten: nothing stored, a
-    stored row of another model, keys that are not unique, or most rows changed."""
+    stored row of another model, or most rows changed. Keys that repeat (a fact stated twice under
+    one id) are compared by all their texts: a key whose texts changed is deleted and written whole."""
     if stored is None or stored.num_rows == 0 or len(keys) == 0:
         return None
     if pc.any(pc.not_equal(stored.column("model"), model)).as_py():
         return None
-    if not (_unique(keys) and _unique(stored.column(key))):
-        return None
-    wanted = _pairs(keys, texts)
-    present = _pairs(stored.column(key), stored.column("text"))
-    reused = pc.is_in(wanted, value_set=present).to_numpy(zero_copy_only=False)
+    if _unique(keys) and _unique(stored.column(key)):
+        wanted = _pairs(keys, texts)
+        present = _pairs(stored.column(key), stored.column("text"))
+        reused = pc.is_in(wanted, value_set=present).to_numpy(zero_copy_only=False)
+        gone = pc.invert(pc.is_in(present, value_set=wanted))
+        stale = stored.column(key).filter(gone).to_pylist()
+    else:
+        wanted_keys, wanted_texts = _grouped(keys, texts)
+        stored_keys, stored_texts = _grouped(stored.column(key), stored.column("text"))
+        wanted, present = _pairs(wanted_keys, wanted_texts), _pairs(stored_keys, stored_texts)
+        changed = wanted_keys.filter(pc.invert(pc.is_in(wanted, value_set=present)))
+        reused = pc.invert(pc.is_in(keys, value_set=changed)).to_numpy(zero_copy_only=False)
+        stale = stored_keys.filter(pc.invert(pc.is_in(present, value_set=wanted))).to_pylist()
     compute = np.flatnonzero(~reused)
     if len(compute) > REWRITE_SHARE * len(keys):
         return None
-    gone = pc.invert(pc.is_in(present, value_set=wanted))
-    stale = stored.column(key).filter(gone).to_pylist()
     return SliceChange(compute=compute, stale=stale, kept=int(reused.sum()))
 
 
@@ -89,14 +97,28 @@ def aligned_matrix(stored: pa.Table, keys: pa.Array | pa.ChunkedArray, key: str 
     positions = pc.index_in(keys, value_set=stored.column(key))
     if positions.null_count:
         raise ValueError(f"{positions.null_count} rows have no stored vector after the update")
+    return np.ascontiguousarray(_matrix(stored)[positions.to_numpy(zero_copy_only=False)], dtype=np.float32)
+
+
+def _matrix(stored: pa.Table) -> np.ndarray:
     vectors = stored.column("vector").combine_chunks()
-    matrix = vectors.values.to_numpy(zero_copy_only=False).reshape(len(vectors), vectors.type.list_size)
-    return np.ascontiguousarray(matrix[positions.to_numpy(zero_copy_only=False)], dtype=np.float32)
+    return vectors.values.to_numpy(zero_copy_only=False).reshape(len(vectors), vectors.type.list_size)
 
 
 def _pairs(keys: pa.Array | pa.ChunkedArray, texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     strings = pc.cast(keys, pa.string()) if not pa.types.is_string(keys.type) else keys
     return pc.binary_join_element_wise(strings, pc.fill_null(texts, ""), _SEPARATOR)
+
+
+def _grouped(
+    keys: pa.Array | pa.ChunkedArray, texts: pa.Array | pa.ChunkedArray
+) -> tuple[pa.Array, pa.Array]:
+    """(each key once, all its texts sorted and joined)."""
+    table = pa.table({"key": keys, "text": pc.fill_null(texts, "")})
+    table = table.sort_by([("key", "ascending"), ("text", "ascending")])
+    grouped = table.group_by("key", use_threads=False).aggregate([("text", "list")])
+    joined = pc.binary_join(grouped.column("text_list"), _SEPARATOR)
+    return grouped.column("key").combine_chunks(), joined.combine_chunks()
 
 
 def _unique(values: pa.Array | pa.ChunkedArray) -> bool:
@@ -107,3 +129,35 @@ def _literal(value: Any) -> str:
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
     return str(int(value))
+
+
+class StoredVectors:
+    """The vectors a LanceDB table holds, by text: a rewrite of a table whose rows moved (community
+    numbers shift when a document joins) reuses them instead of embedding or fetching each text."""
+
+    def __init__(self, db: Any, name: str, model: str) -> None:
+        stored = stored_rows(db, name, ["text", "vector", "model"])
+        if stored is None or pc.any(pc.not_equal(stored.column("model"), model)).as_py():
+            stored = None
+        self.texts = stored.column("text") if stored is not None else pa.chunked_array([], pa.string())
+        self.matrix = _matrix(stored) if stored is not None else None
+        self.reused = 0
+
+    def embedding(self, embed: Callable[[list[str]], np.ndarray]) -> Callable[[list[str]], np.ndarray]:
+        """``embed`` that returns a stored text's vector without calling ``embed`` for it."""
+
+        def reusing(texts: list[str]) -> np.ndarray:
+            if self.matrix is None or not texts:
+                return embed(texts)
+            positions = pc.index_in(pa.array(texts, pa.string()), value_set=self.texts)
+            found = positions.is_valid().to_numpy(zero_copy_only=False)
+            vectors = np.empty((len(texts), self.matrix.shape[1]), np.float32)
+            rows = positions.filter(positions.is_valid()).to_numpy(zero_copy_only=False)
+            vectors[found] = self.matrix[rows]
+            missing = np.flatnonzero(~found)
+            if len(missing):
+                vectors[missing] = np.asarray(embed([texts[i] for i in missing]), np.float32)
+            self.reused += int(found.sum())
+            return vectors
+
+        return reusing

@@ -9,7 +9,13 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.lib.lance_slices import aligned_matrix, apply_change, plan_change, stored_rows
+from graphunified_assets.lib.lance_slices import (
+    StoredVectors,
+    aligned_matrix,
+    apply_change,
+    plan_change,
+    stored_rows,
+)
 
 DIMENSION = 4
 
@@ -111,3 +117,32 @@ def test_keys_with_quotes_are_deleted(tmp_path: Path) -> None:
     db.create_table("t", data=_rows([("it's", "a"), ("b", "b"), ("c", "c")]))
     assert _update(db, [("b", "b"), ("c", "c")]) == (0, 1)
     assert sorted(db.open_table("t").to_arrow().column("id").to_pylist()) == ["b", "c"]
+
+
+def test_a_repeated_key_is_compared_by_all_its_texts_and_rewritten_whole(tmp_path: Path) -> None:
+    db = lancedb.connect(str(tmp_path / "db"))
+    kept = [(f"k{n}", f"kept {n}") for n in range(6)]
+    before = [("f1", "stated once"), ("f2", "stated twice"), ("f2", "stated twice"), *kept]
+    db.create_table("t", data=_rows(before))
+    wanted = [("f2", "stated twice"), ("f2", "stated twice, changed"), *kept, ("f4", "new")]
+    assert _update(db, wanted) == (3, 2)  # both rows of f2 and the new f4; f1 and f2 deleted
+    assert sorted(db.open_table("t").to_arrow().select(["id", "text"]).to_pylist(), key=str) == sorted(
+        _rows(wanted).select(["id", "text"]).to_pylist(), key=str
+    )
+
+
+def test_stored_vectors_are_reused_by_text_and_only_new_texts_embedded(tmp_path: Path) -> None:
+    db = lancedb.connect(str(tmp_path / "db"))
+    db.create_table("t", data=_rows([("a", "alpha"), ("b", "beta")]))
+    asked: list[list[str]] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        asked.append(texts)
+        return np.stack([_vector(t) for t in texts])
+
+    stored = StoredVectors(db, "t", "m")
+    vectors = stored.embedding(embed)(["beta", "gamma", "alpha"])
+    assert asked == [["gamma"]] and stored.reused == 2
+    assert np.array_equal(vectors, np.stack([_vector(t) for t in ("beta", "gamma", "alpha")]))
+    assert StoredVectors(db, "t", "another model").embedding(embed)(["alpha"]).shape == (1, DIMENSION)
+    assert asked[-1] == ["alpha"]  # another model's vectors are never reused
