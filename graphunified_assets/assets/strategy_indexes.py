@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
 from graphunified_assets.lib.distinct_embedding import Embed, embed_rows
-from graphunified_assets.lib.lance_slices import SliceChange, StoredVectors, apply_change
+from graphunified_assets.lib.lance_slices import SliceChange, StoredVectors, apply_change, optimize_due
 from graphunified_assets.lib.report_slices import points_change, report_change
 from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change
@@ -260,13 +260,18 @@ def published_snapshot(
         for path in sorted(layout.lancedb.glob("*.lance"))
     }
     generation = publish(layout, versions, run_id=context.run_id)
-    released = release_unused_versions(db, published_lance_versions(layout))
+    # Slice updates append small fragments sharing the data of earlier versions: optimizing
+    # (compaction rewrites the whole table) waits until they add up.
+    in_use = published_lance_versions(layout)
+    due = {table: kept for table, kept in in_use.items() if optimize_due(db, layout.lancedb, table)}
+    released = release_unused_versions(db, due)
     return dg.MaterializeResult(
         metadata={
             "generation": generation.number,
             "files": len(generation.files),
             "lance_versions": dg.MetadataValue.json(versions),
             "lance_versions_released": sum(released.values()),
+            "lance_tables_optimized": len(due),
             **stage_timing(),
         }
     )

@@ -12,14 +12,17 @@ composition settings, which the caller compares and answers with a full rewrite 
 changed). A crash between the delete and the append cannot reach a reader: every Lance commit is
 atomic and readers read the version their published generation pinned; the next update finds the
 missing rows by the same comparison and writes them. Each update appends one small fragment and
-marks deleted rows; ``release_unused_versions`` runs LanceDB's ``optimize`` at every publish,
-which compacts them.
+marks deleted rows. LanceDB's ``optimize`` (run by ``release_unused_versions`` at publish) compacts
+by rewriting the table whole, 0.5 GB for the relationships, so a publish runs it on a table of
+appended slices only once it holds more than ``COMPACT_FRAGMENTS`` fragments (``optimize_due``);
+versions released meanwhile wait for it (a slice's own files are small).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,6 +34,7 @@ import pyarrow.compute as pc
 REWRITE_SHARE = 0.5
 _SEPARATOR = "\x1f"  # between key and text in the comparison: in neither
 _IN_LIST = 2_000  # keys per delete predicate
+COMPACT_FRAGMENTS = 8
 
 
 @dataclass(frozen=True)
@@ -161,3 +165,13 @@ class StoredVectors:
             return vectors
 
         return reusing
+
+
+def optimize_due(db: Any, folder: Path, name: str) -> bool:
+    """Whether publishing should run LanceDB's ``optimize`` on table ``name`` (under ``folder``):
+    with one fragment it only releases old versions (cheap), with a few small appended ones it
+    would rewrite the table to merge them, so it waits for more than ``COMPACT_FRAGMENTS``."""
+    if not (folder / f"{name}.lance").is_dir():
+        return True  # not on local disk: as before
+    fragments = db.open_table(name).stats()["fragment_stats"]["num_fragments"]
+    return fragments <= 1 or fragments > COMPACT_FRAGMENTS

@@ -10,9 +10,11 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_assets.lib.lance_slices import (
+    COMPACT_FRAGMENTS,
     StoredVectors,
     aligned_matrix,
     apply_change,
+    optimize_due,
     plan_change,
     stored_rows,
 )
@@ -146,3 +148,15 @@ def test_stored_vectors_are_reused_by_text_and_only_new_texts_embedded(tmp_path:
     assert np.array_equal(vectors, np.stack([_vector(t) for t in ("beta", "gamma", "alpha")]))
     assert StoredVectors(db, "t", "another model").embedding(embed)(["alpha"]).shape == (1, DIMENSION)
     assert asked[-1] == ["alpha"]  # another model's vectors are never reused
+
+
+def test_publishing_compacts_appended_slices_only_once_they_add_up(tmp_path: Path) -> None:
+    db = lancedb.connect(str(tmp_path / "db"))
+    db.create_table("t", data=_rows([("a", "alpha")]))
+    assert optimize_due(db, tmp_path / "db", "t")  # one fragment: releasing versions is cheap
+    for n in range(COMPACT_FRAGMENTS - 1):
+        db.open_table("t").add(_rows([(f"n{n}", f"new {n}")]))
+    assert not optimize_due(db, tmp_path / "db", "t")  # a few slices: no whole-table rewrite yet
+    db.open_table("t").add(_rows([("last", "last")]))
+    db.open_table("t").add(_rows([("more", "more")]))
+    assert optimize_due(db, tmp_path / "db", "t")
