@@ -9,7 +9,7 @@ matrix, which the lists are built from.
 An update (same model and composition settings as the manifest records) writes slices instead:
 each row's text, composed column by column, is compared with the stored table's, only new and
 changed rows are computed, and the table gets one delete and one append (`lib/lance_slices.py`).
-The inverted lists are re-clustered from the stored vectors, or kept when no row changed.
+The inverted lists keep their centroids and place new rows at the nearest (`lib/ivf_update.py`).
 """
 
 from collections.abc import Iterator
@@ -72,7 +72,8 @@ def graph_vectors(
     calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
     counter = _Counter(embedder)
     layout = graphunified.layout
-    # Same composition settings as the stored vectors: only changed rows are computed.
+    # Same composition settings as the stored vectors: only changed rows are computed. Whatever
+    # else decides how rows become vectors belongs here too (a change rewrites every table).
     composition = {"keyword_weight": keyword_weight, "pair_weight": PAIR_WEIGHT}
     previous = read_manifest(layout.index_path("graph_vectors")) or {}
     same_settings = previous.get("model") == embedder.model_name and all(

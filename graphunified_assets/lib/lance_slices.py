@@ -48,10 +48,14 @@ class SliceChange:
 
 
 def stored_rows(db: Any, name: str, columns: list[str]) -> pa.Table | None:
-    """``columns`` of LanceDB table ``name`` (no vectors unless asked), or None when it is absent."""
+    """``columns`` of LanceDB table ``name`` (no vectors unless asked), or None when it is absent
+    or unreadable: a damaged table is rewritten whole, as every update did before slices."""
     if name not in db.table_names(limit=None):
         return None
-    return db.open_table(name).search().select(columns).limit(None).to_arrow()
+    try:
+        return db.open_table(name).search().select(columns).limit(None).to_arrow()
+    except Exception:  # lance raises several error types for missing or damaged files
+        return None
 
 
 def plan_change(
@@ -173,5 +177,8 @@ def optimize_due(db: Any, folder: Path, name: str) -> bool:
     would rewrite the table to merge them, so it waits for more than ``COMPACT_FRAGMENTS``."""
     if not (folder / f"{name}.lance").is_dir():
         return True  # not on local disk: as before
-    fragments = db.open_table(name).stats()["fragment_stats"]["num_fragments"]
+    try:
+        fragments = db.open_table(name).stats()["fragment_stats"]["num_fragments"]
+    except Exception:  # unreadable: leave it to optimize, which reports and retries
+        return True
     return fragments <= 1 or fragments > COMPACT_FRAGMENTS
