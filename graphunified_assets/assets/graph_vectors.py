@@ -14,6 +14,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
+from graphunified_assets.lib.composed_vectors import composed_vectors, entity_pieces
 from graphunified_assets.lib.distinct_embedding import embed_rows
 from graphunified_assets.lib.relationship_vectors import relationship_text, relationship_vectors
 from graphunified_assets.observability import stage_timing
@@ -25,7 +26,7 @@ from graphunified_query.parquet_store import read_table
 from graphunified_query.providers import CachedEmbedder
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
 
-# What each row is embedded as: the name carries the match, the description the context.
+# What each row is stored as (entities: embedded as its pieces, see lib/composed_vectors.py).
 _TEXTS = {
     ENTITIES: lambda row: f"{row['title']}: {row['description']}",
     RELATIONSHIPS: relationship_text,
@@ -72,7 +73,7 @@ def graph_vectors(
         context.log.info(f"{target}: {table.num_rows} rows")
     metadata.update(
         {
-            "texts_requested": counter.requested,  # one per row (three per relationship)
+            "texts_requested": counter.requested,  # per row: its pieces (relationships: three)
             "texts_distinct": counter.distinct,  # what reached the cache, once per slice
             "texts_embedded": embedder.texts_embedded - embedded_before,  # what the model computed
             "provider_calls": embedder.provider_calls - calls_before,
@@ -141,6 +142,11 @@ def _slices(
             texts = [relationship_text(row, keywords=keyword_weight > 0) for row in rows]
             counter.requested += 3 * len(rows)  # description, source name, target name
             vectors = relationship_vectors(rows, counter.embed, keyword_weight=keyword_weight)
+        elif source == ENTITIES:  # composed from the name and sentences embedded anyway
+            texts = [_TEXTS[source](row) for row in rows]
+            pieces = [entity_pieces(row) for row in rows]
+            counter.requested += sum(map(len, pieces))
+            vectors = composed_vectors(pieces, counter.embed)
         else:
             texts = [_TEXTS[source](row) for row in rows]
             counter.requested += len(rows)

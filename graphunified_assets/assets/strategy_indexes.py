@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
-from graphunified_assets.lib.distinct_embedding import embed_rows
+from graphunified_assets.lib.composed_vectors import composed_vectors, point_pieces, report_pieces
 from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
@@ -130,7 +130,10 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
             "community": reports.column("community"),
             "level": reports.column("level"),
             "text": pa.array(texts, pa.string()),
-            "vector": _vector_column(embedder.embed(texts) if texts else None, embedder.dimension),
+            "vector": _vector_column(
+                composed_vectors([report_pieces(row) for row in rows], embedder.embed) if texts else None,
+                embedder.dimension,
+            ),
             "model": pa.array([embedder.model_name] * len(texts), pa.string()),
         }
     )
@@ -139,7 +142,8 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     # One row per point, a report's points contiguous in order: the map reads them by community.
     points = [(row, n, text) for row in rows for n, text in enumerate(report_points(row))]
     point_texts = [text for _, _, text in points]
-    point_vectors = embed_rows(point_texts, embedder.embed) if points else None
+    pieces_of_points = [pieces for row in rows for pieces in point_pieces(row)]  # as `points`, in order
+    point_vectors = composed_vectors(pieces_of_points, embedder.embed) if points else None
     point_table = pa.table(
         {
             "id": pa.array([p[0]["id"] for p in points], pa.string()),
