@@ -6,8 +6,9 @@ Samples ``--rows`` entities, report points and reports of a built home (seeded),
 full text (what graph_vectors and report_vectors embedded before) and its pieces
 (`lib/composed_vectors.py`), and prints per setting the mean cosine between composed and full
 vector and the rate at which a composed vector's nearest full-text vector (among the sample) is
-its own. Vectors come from the home's embedding cache; missing ones are computed and not stored,
-so the home is read only.
+its own; then how often an entity's name finds the entity (`name_retrieval`). Vectors come
+from the home's embedding cache; missing ones are computed and not stored, so the home is read
+only.
 """
 
 from __future__ import annotations
@@ -92,13 +93,40 @@ def sweep(home: Path, rows: int, seed: int = 0) -> dict[str, object]:
     return out
 
 
+def name_retrieval(home: Path, entities: int = 4000, probes: int = 400, seed: int = 0) -> dict[str, object]:
+    """How often an entity's own name, as a query, ranks it in the top 5 of ``entities`` sampled:
+    with the full texts, and composed per exponent and name weight. A question names the
+    entities local search seeds from, so composed vectors should keep the full text's rate;
+    names stand in for questions, so no evaluation question chooses the setting."""
+    embedder = ReadOnlyEmbedder(home)
+    rng = random.Random(seed)
+    resource = GraphUnifiedResource(home=str(home))
+    rows = rng.sample(pq.read_table(resource.layout.table_path(ENTITIES)).to_pylist(), entities)
+    probe = rng.sample(range(entities), probes)
+    query = unit(embed_rows([rows[i]["title"] for i in probe], embedder.embed))
+
+    def rate(matrix: np.ndarray) -> float:
+        top = np.argsort(-(query @ matrix.T), axis=1)[:, :5]
+        return round(float(np.mean([p in t for p, t in zip(probe, top, strict=True)])), 3)
+
+    out: dict[str, object] = {
+        "name_top5 full text": rate(unit(embed_rows([_TEXTS[ENTITIES](e) for e in rows], embedder.embed)))
+    }
+    for exponent in (0.5, 1.0):
+        for name_weight in (1.0, 2.0, 4.0, 8.0):
+            pieces = [entity_pieces(e, name_weight=name_weight) for e in rows]
+            composed = composed_vectors(pieces, embedder.embed, exponent=exponent)
+            out[f"name_top5 exponent={exponent} name_weight={name_weight}"] = rate(composed)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--rows", type=int, default=400)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    result = sweep(args.home, args.rows)
+    result = sweep(args.home, args.rows) | name_retrieval(args.home)
     text = json.dumps(result, indent=1)
     if args.out:
         args.out.write_text(text)

@@ -54,12 +54,15 @@ def test_graph_vectors_embeds_entities_as_their_names_and_sentences_only() -> No
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
-def test_a_one_sentence_description_is_the_length_weighted_mean_of_name_and_sentence() -> None:
+def test_a_one_sentence_description_is_the_weighted_mean_of_name_and_sentence() -> None:
     model = LocalMiniLMEmbedder()
     row = ENTITY_ROWS[1]
     composed = composed_vectors([entity_pieces(row)], model.embed)[0]
     name, sentence = model.embed([row["title"], row["description"]])
-    expected = _unit(len(row["title"]) * _unit(name) + len(row["description"]) * _unit(sentence))
+    # Each piece weighs the square root of its length (LENGTH_EXPONENT).
+    expected = _unit(
+        len(row["title"]) ** 0.5 * _unit(name) + len(row["description"]) ** 0.5 * _unit(sentence)
+    )
     assert np.allclose(composed, expected, atol=1e-5)
 
 
