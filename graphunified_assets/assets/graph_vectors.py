@@ -14,7 +14,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.lib.composed_vectors import composed_vectors, entity_pieces
+from graphunified_assets.lib.composed_vectors import entity_pieces, entity_vectors
 from graphunified_assets.lib.distinct_embedding import embed_rows
 from graphunified_assets.lib.relationship_vectors import relationship_text, relationship_vectors
 from graphunified_assets.observability import stage_timing
@@ -144,9 +144,8 @@ def _slices(
             vectors = relationship_vectors(rows, counter.embed, keyword_weight=keyword_weight)
         elif source == ENTITIES:  # composed from the name and sentences embedded anyway
             texts = [_TEXTS[source](row) for row in rows]
-            pieces = [entity_pieces(row) for row in rows]
-            counter.requested += sum(map(len, pieces))
-            vectors = composed_vectors(pieces, counter.embed)
+            counter.requested += sum(len(entity_pieces(row)) for row in rows)
+            vectors = entity_vectors(rows, counter.embed)
         else:
             texts = [_TEXTS[source](row) for row in rows]
             counter.requested += len(rows)

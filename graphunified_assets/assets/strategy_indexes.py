@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_assets.assets.vector_index import CHUNK_VECTORS
-from graphunified_assets.lib.composed_vectors import composed_vectors, point_pieces, report_pieces
+from graphunified_assets.lib.composed_vectors import report_and_point_vectors
 from graphunified_assets.observability import stage_timing
 from graphunified_assets.partitions import after_documents_change
 from graphunified_assets.resources import GraphUnifiedResource
@@ -124,16 +124,15 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     embedded_before = embedder.texts_embedded
     rows = reports.to_pylist()
     texts = [report_text(row) for row in rows]
+    # Composed from the reports' sentences, headlines and titles (see lib/composed_vectors.py).
+    text_vectors, point_vectors = report_and_point_vectors(rows, embedder.embed) if rows else (None, None)
     table = pa.table(
         {
             "id": reports.column("id"),
             "community": reports.column("community"),
             "level": reports.column("level"),
             "text": pa.array(texts, pa.string()),
-            "vector": _vector_column(
-                composed_vectors([report_pieces(row) for row in rows], embedder.embed) if texts else None,
-                embedder.dimension,
-            ),
+            "vector": _vector_column(text_vectors, embedder.dimension),
             "model": pa.array([embedder.model_name] * len(texts), pa.string()),
         }
     )
@@ -142,8 +141,6 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     # One row per point, a report's points contiguous in order: the map reads them by community.
     points = [(row, n, text) for row in rows for n, text in enumerate(report_points(row))]
     point_texts = [text for _, _, text in points]
-    pieces_of_points = [pieces for row in rows for pieces in point_pieces(row)]  # as `points`, in order
-    point_vectors = composed_vectors(pieces_of_points, embedder.embed) if points else None
     point_table = pa.table(
         {
             "id": pa.array([p[0]["id"] for p in points], pa.string()),
@@ -152,7 +149,7 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
             ),
             "point": pa.array([p[1] for p in points], pa.int32()),
             "text": pa.array(point_texts, pa.string()),
-            "vector": _vector_column(point_vectors, embedder.dimension),
+            "vector": _vector_column(point_vectors if points else None, embedder.dimension),
             "model": pa.array([embedder.model_name] * len(points), pa.string()),
         }
     )

@@ -8,7 +8,7 @@ build embeds anyway: offline, a description is an extractive summary of fragment
 and reports are built from those descriptions, relationship descriptions and names. Here a text
 is split into pieces (its name, headline or title and the `sentences` of its prose), each distinct
 piece is embedded once (cached by content) and the vector is the unit weighted sum of the unit
-piece vectors, a piece weighing ``len(piece) ** LENGTH_EXPONENT`` (characters stand in for
+piece vectors, a piece weighing ``len(piece) ** exponent`` (characters stand in for
 tokens, so the rule is the same for every embedder). An LLM's description is split the same way:
 its sentences cost about the tokens of the whole text they replace.
 
@@ -22,14 +22,15 @@ exponent 1: 0.959 / 0.962 / 0.962 / 0.951, own 99.8 / 99.8 / 99.8 / 100 %.
 Report points ("headline: explanation", summaries), exponent 0 / 0.5 / 1: cosine 0.924 / 0.953 /
 0.950, own 100 / 99.8 / 99.3 %. Report texts (title, summary, headlines): 0.791 / 0.855 /
 0.887, own 100 % each.
-Cosine alone would pick exponent 1, but it weighs a name by its few characters while in the
-full text every token attends to it: an entity's own name (as a query, 400 of 4,000 sampled
-entities, `name_retrieval`) ranks it in the top 5 for 91.0 % with the full texts and, name weight
-1 / 2 / 4 / 8, exponent 1: 76.2 / 81.0 / 87.7 / 93.0 %, exponent 0.5: 89.5 / 95.8 / 99.3 / 100 %.
-Exponent 0.5 with the name unweighted keeps both what the full text matches (cosine 0.962,
-nearest own 100 %) and how findable its name is (89.5 vs 91.0 %), with one rule for every kind
-(points 0.953, reports 0.855, nearest own 99.8 and 100 %). The first choice, exponent 1, cost
-graphrag_local 6 points of Recall@5 on 2WikiMultihopQA, whose questions name their entities.
+For reports exponent 1 has the best cosine, and it is kept there. For entities cosine ties, and
+exponent 1 weighs a name by its few characters while in the full text every token attends to it:
+an entity's own name (as a query, 400 of 4,000 sampled entities, `name_retrieval`) ranks it in the
+top 5 for 91.0 % with the full texts and, name weight 1 / 2 / 4 / 8, exponent 1: 76.2 / 81.0 /
+87.7 / 93.0 %, exponent 0.5: 89.5 / 95.8 / 99.3 / 100 %. Entities take exponent 0.5 with the name
+unweighted: cosine 0.962, nearest own 100 %, and as findable by name as the full text (89.5 vs
+91.0 %). On the dev sets exponent 1 for entities had cost graphrag_local 6 points of Recall@5 on
+2WikiMultihopQA, whose questions name their entities; exponent 0.5 for reports cost global
+search 2.5 points on MuSiQue.
 """
 
 from __future__ import annotations
@@ -44,15 +45,29 @@ from graphunified_assets.lib.description_summary import sentences
 from graphunified_assets.lib.distinct_embedding import Embed, embed_distinct, unit
 from graphunified_query.indexes.report_points import report_points
 
-LENGTH_EXPONENT = 0.5  # a piece weighs the square root of its length (see the sweep above)
+ENTITY_EXPONENT = 0.5  # an entity's piece weighs the square root of its length (sweep above)
+REPORT_EXPONENT = 1.0  # a report's or point's piece weighs its length, as mean pooling does
 NAME_WEIGHT = 1.0  # an entity's name, times its length weight
 
 Pieces = Sequence[tuple[str, float]]  # (text, weight multiplier) per piece of one row
 
 
-def composed_vectors(
-    rows: Sequence[Pieces], embed: Embed, *, exponent: float = LENGTH_EXPONENT
-) -> np.ndarray:
+def entity_vectors(rows: Sequence[Mapping[str, Any]], embed: Embed) -> np.ndarray:
+    """One unit vector per entity row (title, description), composed from `entity_pieces`."""
+    return composed_vectors([entity_pieces(row) for row in rows], embed, exponent=ENTITY_EXPONENT)
+
+
+def report_and_point_vectors(
+    reports: Sequence[Mapping[str, Any]], embed: Embed
+) -> tuple[np.ndarray, np.ndarray]:
+    """(one vector per report's `report_text`, one per point of every report in `report_points`
+    order), composed from `report_pieces` and `point_pieces`."""
+    texts = composed_vectors([report_pieces(r) for r in reports], embed, exponent=REPORT_EXPONENT)
+    pieces = [point for report in reports for point in point_pieces(report)]
+    return texts, composed_vectors(pieces, embed, exponent=REPORT_EXPONENT)
+
+
+def composed_vectors(rows: Sequence[Pieces], embed: Embed, *, exponent: float) -> np.ndarray:
     """One unit vector per row: the weighted sum of its pieces' unit vectors, each distinct piece
     embedded once. A row without pieces gets a zero vector (callers give every row one)."""
     texts = [text for row in rows for text, _ in row]

@@ -9,9 +9,9 @@ import pyarrow as pa
 from graphunified_assets.assets.graph_vectors import _Counter, _slices
 from graphunified_assets.assets.strategy_indexes import report_text
 from graphunified_assets.lib.composed_vectors import (
-    composed_vectors,
-    entity_pieces,
+    entity_vectors,
     point_pieces,
+    report_and_point_vectors,
     report_pieces,
 )
 from graphunified_query.indexes.report_points import report_points
@@ -57,9 +57,9 @@ def test_graph_vectors_embeds_entities_as_their_names_and_sentences_only() -> No
 def test_a_one_sentence_description_is_the_weighted_mean_of_name_and_sentence() -> None:
     model = LocalMiniLMEmbedder()
     row = ENTITY_ROWS[1]
-    composed = composed_vectors([entity_pieces(row)], model.embed)[0]
+    composed = entity_vectors([row], model.embed)[0]
     name, sentence = model.embed([row["title"], row["description"]])
-    # Each piece weighs the square root of its length (LENGTH_EXPONENT).
+    # Each piece weighs the square root of its length (ENTITY_EXPONENT).
     expected = _unit(
         len(row["title"]) ** 0.5 * _unit(name) + len(row["description"]) ** 0.5 * _unit(sentence)
     )
@@ -68,13 +68,13 @@ def test_a_one_sentence_description_is_the_weighted_mean_of_name_and_sentence() 
 
 def test_an_entity_without_a_description_is_its_name() -> None:
     model = LocalMiniLMEmbedder()
-    composed = composed_vectors([entity_pieces(ENTITY_ROWS[2])], model.embed)[0]
+    composed = entity_vectors([ENTITY_ROWS[2]], model.embed)[0]
     assert np.allclose(composed, _unit(model.embed(["Jane Wyman"])[0]), atol=1e-5)
 
 
 def test_composed_vectors_are_nearest_their_own_full_text() -> None:
     model = LocalMiniLMEmbedder()
-    composed = composed_vectors([entity_pieces(r) for r in ENTITY_ROWS], model.embed)
+    composed = entity_vectors(ENTITY_ROWS, model.embed)
     full = model.embed([f"{r['title']}: {r['description']}" for r in ENTITY_ROWS])
     assert (composed @ full.T).argmax(axis=1).tolist() == [0, 1, 2]
     assert float(np.min(np.sum(composed * full, axis=1))) > 0.85
@@ -87,11 +87,15 @@ def test_report_points_and_text_are_composed_from_headlines_and_sentences() -> N
     pieces = [t for t, _ in report_pieces(REPORT)]
     assert pieces[0] == REPORT["title"] and "Casablanca (PRODUCT)" in pieces
     model = LocalMiniLMEmbedder()
-    composed = composed_vectors(points, model.embed)
+    texts, composed = report_and_point_vectors([REPORT], model.embed)
     full = model.embed(report_points(REPORT))
     assert (composed @ full.T).argmax(axis=1).tolist() == [0, 1, 2]
-    text = composed_vectors([report_pieces(REPORT)], model.embed)[0]
-    assert float(text @ model.embed([report_text(REPORT)])[0]) > 0.85
+    assert float(texts[0] @ model.embed([report_text(REPORT)])[0]) > 0.85
+    # The report text's vector is the length-weighted mean of its pieces (REPORT_EXPONENT 1).
+    pieces = [t for t, _ in report_pieces(REPORT)]
+    vectors = model.embed(pieces)
+    expected = _unit(sum(len(t) * v / np.linalg.norm(v) for t, v in zip(pieces, vectors, strict=True)))
+    assert np.allclose(texts[0], expected, atol=1e-5)
 
 
 def test_an_empty_finding_is_embedded_as_its_stored_text() -> None:
