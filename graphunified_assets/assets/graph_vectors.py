@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.lib import ivf_update
+from graphunified_assets.lib.composed_vectors import ENTITY_EXPONENT, entity_pieces, entity_vectors
 from graphunified_assets.lib.distinct_embedding import embed_rows
 from graphunified_assets.lib.lance_slices import (
     SliceChange,
@@ -74,7 +75,12 @@ def graph_vectors(
     layout = graphunified.layout
     # Same composition settings as the stored vectors: only changed rows are computed. Whatever
     # else decides how rows become vectors belongs here too (a change rewrites every table).
-    composition = {"keyword_weight": keyword_weight, "pair_weight": PAIR_WEIGHT}
+    composed_entities = graphunified.settings.graph.composed_entity_vectors
+    composition = {
+        "keyword_weight": keyword_weight,
+        "pair_weight": PAIR_WEIGHT,
+        "entity_exponent": ENTITY_EXPONENT if composed_entities else None,  # None: embedded whole
+    }
     previous = read_manifest(layout.index_path("graph_vectors")) or {}
     same_settings = previous.get("model") == embedder.model_name and all(
         previous.get(name) == value for name, value in composition.items()
@@ -83,12 +89,14 @@ def graph_vectors(
         table = read_table(layout.table_path(source))
         lists_path = layout.index_path(ivf.ivf_file(target))
         update = (
-            _updated(db, target, table, source, counter, embedder.model_name, keyword_weight)
+            _updated(
+                db, target, table, source, counter, embedder.model_name, keyword_weight, composed_entities
+            )
             if same_settings
             else None
         )
         if update is None:
-            slices = _slices(table, source, counter, embedder.model_name, keyword_weight)
+            slices = _slices(table, source, counter, embedder.model_name, keyword_weight, composed_entities)
             matrix = _write(db, target, slices, table.num_rows >= ivf.MIN_ROWS)
             if matrix is None:  # no rows: an empty table of the model's size
                 empty = np.zeros((0, embedder.dimension), np.float32)
@@ -164,24 +172,34 @@ def _write(
 
 
 def _slices(
-    table: pa.Table, source: str, counter: _Counter, model: str, keyword_weight: float
+    table: pa.Table,
+    source: str,
+    counter: _Counter,
+    model: str,
+    keyword_weight: float,
+    composed_entities: bool,
 ) -> Iterator[tuple[pa.RecordBatch, np.ndarray]]:
     """(LanceDB batch, its float32 vectors) per ``SLICE_ROWS`` rows of ``table``."""
     for start in range(0, table.num_rows, SLICE_ROWS):
         part = table.slice(start, SLICE_ROWS)
-        texts, vectors = _vectors(part.to_pylist(), source, counter, keyword_weight)
+        texts, vectors = _vectors(part.to_pylist(), source, counter, keyword_weight, composed_entities)
         yield _batch(part.column("id").combine_chunks(), texts, vectors, model), vectors
 
 
 def _vectors(
-    rows: list[dict], source: str, counter: _Counter, keyword_weight: float
+    rows: list[dict], source: str, counter: _Counter, keyword_weight: float, composed_entities: bool
 ) -> tuple[list[str], np.ndarray]:
     """Rows → (their texts, their float32 vectors); ``keyword_weight`` > 0 adds relationships'
-    LightRAG keywords to their vectors."""
+    LightRAG keywords to their vectors; ``composed_entities`` composes entity vectors from their
+    names' and sentences' (`graph.composed_entity_vectors`)."""
     if source == RELATIONSHIPS:
         texts = [relationship_text(row, keywords=keyword_weight > 0) for row in rows]
         counter.requested += 3 * len(rows)  # description, source name, target name
         vectors = relationship_vectors(rows, counter.embed, keyword_weight=keyword_weight)
+    elif source == ENTITIES and composed_entities:  # from the name and its sentences
+        texts = [_TEXTS[source](row) for row in rows]
+        counter.requested += sum(len(entity_pieces(row)) for row in rows)
+        vectors = entity_vectors(rows, counter.embed)
     else:
         texts = [_TEXTS[source](row) for row in rows]
         counter.requested += len(rows)
@@ -222,6 +240,7 @@ def _updated(
     counter: _Counter,
     model: str,
     keyword_weight: float,
+    composed_entities: bool,
 ) -> tuple[SliceChange, dict[str, np.ndarray]] | None:
     """Writes only the rows whose text changed (deleting the stale ones) → the change and each
     computed row's vector by id; None when the table must be rewritten (nothing stored, another
@@ -236,7 +255,7 @@ def _updated(
     batch, computed = None, {}
     if len(change.compute):
         part = table.take(pa.array(change.compute))
-        texts, vectors = _vectors(part.to_pylist(), source, counter, keyword_weight)
+        texts, vectors = _vectors(part.to_pylist(), source, counter, keyword_weight, composed_entities)
         batch = _batch(part.column("id").combine_chunks(), texts, vectors, model)
         computed = dict(zip(part.column("id").to_pylist(), vectors, strict=True))
     apply_change(db.open_table(target), "id", change.stale, batch)

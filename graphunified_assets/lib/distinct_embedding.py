@@ -30,3 +30,9 @@ def embed_rows(texts: Sequence[str], embed: Embed) -> np.ndarray:
     """One vector per row, each distinct text embedded once."""
     vectors, index = embed_distinct(texts, embed)
     return vectors[index]
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    """Each row scaled to length 1 (a zero row stays zero), as float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)

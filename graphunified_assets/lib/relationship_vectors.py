@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from graphunified_assets.lib.distinct_embedding import embed_distinct
+from graphunified_assets.lib.distinct_embedding import embed_distinct, unit
 
 PAIR_WEIGHT = 0.25
 
@@ -55,16 +55,11 @@ def relationship_vectors(
     texts = [row["description"] or relationship_text(row) for row in rows]
     descriptions, by_row = embed_distinct(texts, embed)
     names, ends = embed_distinct([row[end] for row in rows for end in ("source", "target")], embed)
-    names = _unit(names)
+    names = unit(names)
     pairs = names[ends[0::2]] + names[ends[1::2]]
-    composed = _unit(descriptions)[by_row] + PAIR_WEIGHT * _unit(pairs)
+    composed = unit(descriptions)[by_row] + PAIR_WEIGHT * unit(pairs)
     keyed = [i for i, row in enumerate(rows) if keyword_text(row)] if keyword_weight else []
     if keyed:
         keywords, by_keyed = embed_distinct([keyword_text(rows[i]) for i in keyed], embed)
-        composed[keyed] += keyword_weight * _unit(keywords)[by_keyed]
-    return _unit(composed)
-
-
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        composed[keyed] += keyword_weight * unit(keywords)[by_keyed]
+    return unit(composed)
