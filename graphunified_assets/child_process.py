@@ -22,6 +22,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_FORWARD_AFTER_S = 2.0  # a child still running this long after Ctrl-C did not get it: send it
 _STOP_GRACE_S = 60.0  # after Ctrl-C, how long the child may take to close its Dagster run
 
 
@@ -71,6 +72,11 @@ def in_child(what: str, function: Callable[..., T], *args: object) -> T:
 
 
 def _stop(child: multiprocessing.process.BaseProcess) -> None:
+    """After Ctrl-C here: the child got it too from the terminal, unless only this process was
+    signalled; either way it stops its run (Dagster marks it) before the interrupt goes on."""
+    child.join(_FORWARD_AFTER_S)
+    if child.is_alive() and child.pid is not None:
+        os.kill(child.pid, signal.SIGINT)
     child.join(_STOP_GRACE_S)
     if child.is_alive():
         child.terminate()
