@@ -168,7 +168,8 @@ def _timed(target: GraphUnifiedResource) -> tuple[object, float]:
 
 
 class RssSampler:
-    """This process's resident set size every 50 ms, so each step's peak can be read afterwards."""
+    """The resident set size of this process and its descendants (summed) every 50 ms, so each
+    step's peak can be read afterwards: `index` runs each Dagster run in a child process."""
 
     def __init__(self, every: float = 0.05) -> None:
         self.every = every
@@ -186,21 +187,41 @@ class RssSampler:
 
     def _sample(self) -> None:
         while not self._stop.wait(self.every):
-            self.samples.append((time.time(), _rss_kb()))
+            self.samples.append((time.time(), tree_rss_kb()))
 
     def reset(self) -> None:
         self.samples = self.samples[-1:]
 
     def peak_mb(self, start: float = 0.0, end: float = float("inf")) -> float:
         inside = [kb for t, kb in self.samples if start <= t <= end]
-        return round(max(inside, default=_rss_kb()) / 1024, 1)
+        return round(max(inside, default=tree_rss_kb()) / 1024, 1)
 
 
-def _rss_kb() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
+def _rss_kb(pid: int | str = "self") -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:  # the process ended meanwhile
+        pass
     return 0
+
+
+def tree_rss_kb(root: int | None = None) -> int:
+    """VmRSS summed over ``root`` (default: this process) and every process descending from it."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    tree = [root if root is not None else os.getpid()]
+    for pid in tree:
+        tree.extend(children.get(pid, []))
+    return sum(_rss_kb(pid) for pid in tree)
 
 
 def step_breakdown(run_ids: list[str], rss: RssSampler | None = None) -> dict[str, dict[str, object]]:

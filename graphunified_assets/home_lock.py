@@ -142,5 +142,13 @@ def _free_slots_of_finished_runs(instance: dg.DagsterInstance) -> None:
         storage.free_concurrency_slots_for_run(record.dagster_run.run_id)
 
 
+def fail_own_runs(instance: dg.DagsterInstance, reason: str) -> list[str]:
+    """Mark this process's runs still in progress as failed (their child process died); their ids."""
+    records = instance.get_run_records(filters=dg.RunsFilter(statuses=_ACTIVE, tags=run_tags()))
+    for record in records:
+        instance.report_run_failed(record.dagster_run, reason)
+    return [record.dagster_run.run_id for record in records]
+
+
 def run_tags() -> dict[str, str]:
     return {LAUNCHED_BY_TAG: "index", PID_TAG: str(os.getpid())}

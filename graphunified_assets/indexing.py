@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,8 @@ import dagster as dg
 
 from graphunified_assets.assets.raw_documents import observations
 from graphunified_assets.build import build_definitions
-from graphunified_assets.home_lock import HomeLock, home_lock, refuse_foreign_runs, run_tags
+from graphunified_assets.child_process import ChildKilled, in_child
+from graphunified_assets.home_lock import HomeLock, fail_own_runs, home_lock, refuse_foreign_runs, run_tags
 from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.lib.extraction.cache_purge import purge_removed
 from graphunified_assets.lib.extraction.estimate import estimate_extraction
@@ -85,7 +87,6 @@ def _index(
     started: float,
 ) -> IndexReport:
     layout = resource.layout
-    defs = build_definitions(resource)
     instance = prepare_instance(resource)
     for run_id in refuse_foreign_runs(instance, layout.home):
         echo(f"marked Dagster run {run_id} as failed: the `index` running it was stopped or killed")
@@ -140,12 +141,12 @@ def _index(
         echo(f"indexing documents {start!r} .. {end!r}")
         refuse_foreign_runs(instance, layout.home)  # the UI's queue may have started one meanwhile
         lock.note_run(f"{INDEX_DOCUMENTS} {start!r}..{end!r}")
-        run_ids.append(run_job(defs, INDEX_DOCUMENTS, instance, partition_range_tags(start, end)))
+        run_ids.append(run_in_child(resource, instance, INDEX_DOCUMENTS, partition_range_tags(start, end)))
     if layout.refresh_pending.exists():
         echo("refreshing global indexes")
         refuse_foreign_runs(instance, layout.home)
         lock.note_run(REFRESH_INDEXES)
-        run_ids.append(run_job(defs, REFRESH_INDEXES, instance, {}))
+        run_ids.append(run_in_child(resource, instance, REFRESH_INDEXES, {}))
         layout.refresh_pending.unlink()
     return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
 
@@ -181,6 +182,30 @@ def published_damage(layout: HomeLayout) -> str | None:
     return None
 
 
+def run_in_child(
+    resource: GraphUnifiedResource, instance: dg.DagsterInstance, job_name: str, tags: dict[str, str]
+) -> str:
+    """``run_job`` in a fresh process (graphunified_assets/child_process.py says why): the next run
+    starts from an interpreter holding nothing of this one. Its runs carry this process's tags, so
+    a killed `index` is recognised by the pid of the process holding the lock."""
+    fields = {name: getattr(resource, name) for name in type(resource).model_fields}
+    try:
+        return in_child(
+            f"the Dagster run of {job_name}", execute_job, fields, job_name, {**tags, **run_tags()}
+        )
+    except ChildKilled as error:
+        failed = fail_own_runs(instance, str(error))  # else it stays "started" and blocks the UI's queue
+        runs = f" (Dagster run {', '.join(failed)} marked failed)" if failed else ""
+        raise RuntimeError(f"{error}{runs}; re-run `index`: finished documents are not redone") from None
+
+
+def execute_job(fields: dict[str, object], job_name: str, tags: dict[str, str]) -> str:
+    """The child's side of `run_in_child`: resource, definitions and instance rebuilt from plain data."""
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)  # as the CLI does: BackfillPolicy is beta
+    resource = GraphUnifiedResource(**fields)
+    return run_job(build_definitions(resource), job_name, prepare_instance(resource), tags)
+
+
 def run_job(
     defs: dg.Definitions,
     job_name: str,
@@ -191,7 +216,7 @@ def run_job(
 ) -> str:
     """Execute a job in process; a failed run is an error naming its failed steps and what to do."""
     result = defs.resolve_job_def(job_name).execute_in_process(
-        instance=instance, run_config=_QUIET, tags={**tags, **run_tags()}, raise_on_error=False
+        instance=instance, run_config=_QUIET, tags={**run_tags(), **tags}, raise_on_error=False
     )
     if not result.success:
         failed = [e.step_key for e in result.all_events if e.is_step_failure]

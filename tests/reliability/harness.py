@@ -2,9 +2,9 @@
 Claude (the loopback fake) in a child process that can be killed at a chosen moment.
 
 Kills need no hook in production code: "after N answered calls" is decided by the fake server
-(it holds every later request), "while a table is written" by an audit hook the launcher below
-installs in the child, which SIGKILLs the process when an atomic write is about to rename its
-finished temporary file over a chosen table.
+(it holds every later request), "while a table is written" by an audit hook (KILL_HOOK below)
+every process of the child's run installs, which SIGKILLs the process when an atomic write is
+about to rename its finished temporary file over a chosen table.
 """
 
 from __future__ import annotations
@@ -48,21 +48,15 @@ CORPUS = {
     "eastfold.md": "# Eastfold\n\nEastfold lies on the River Harrow, upstream of Millbrook.\n",
 }
 
-# Runs `python -m graphunified_assets ARGS`; with GU_KILL_ON_RENAME=<table> it SIGKILLs itself when
-# a finished temporary file of that table is about to be renamed into place (mid-write).
+# Runs `python -m graphunified_assets ARGS`; with GU_KILL_ON_RENAME=<table> a process of it SIGKILLs
+# itself when a finished temporary file of that table is about to be renamed into place (mid-write):
+# the audit hook is in KILL_HOOK's sitecustomize, which every Python process of the run loads.
 LAUNCHER = """
-import os, runpy, signal, sys
-target = os.environ.get("GU_KILL_ON_RENAME")
-def hook(event, args):
-    if target and event == "os.rename":
-        name = os.path.basename(os.fsdecode(args[0]))
-        if name.startswith("." + target + ".") and name.endswith(".tmp"):
-            open(os.environ["GU_KILL_MARK"], "w").write(os.fsdecode(args[0]))
-            os.kill(os.getpid(), signal.SIGKILL)
-sys.addaudithook(hook)
+import runpy, sys
 sys.argv = ["graphunified_assets", *sys.argv[1:]]
 runpy.run_module("graphunified_assets", run_name="__main__", alter_sys=True)
 """
+KILL_HOOK = Path(__file__).resolve().parent / "kill_on_rename"
 
 
 def respond(body: dict[str, Any]) -> Any:
@@ -138,7 +132,7 @@ def write_settings(home: Path, server: FakeAnthropicServer) -> None:
 
 def child_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VOYAGE_API_KEY", "DAGSTER_HOME")}
-    env.update(ANTHROPIC_API_KEY=API_KEY, PYTHONPATH=str(ROOT), **extra)
+    env.update(ANTHROPIC_API_KEY=API_KEY, PYTHONPATH=os.pathsep.join([str(ROOT), str(KILL_HOOK)]), **extra)
     return env
 
 
