@@ -38,6 +38,10 @@ _QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 DOCUMENTS_TABLE = "documents"
 # The instance template is the repository-root dagster.yaml, copied into each home's DAGSTER_HOME.
 INSTANCE_TEMPLATE = Path(__file__).resolve().parents[1] / "dagster.yaml"
+# From this many new or changed documents on, each run starts in a fresh process: the per-document
+# run leaves freed memory resident (~235 MB after 1,000 passages, 2.8 GB after 12.6K), while a
+# fresh interpreter costs seconds of imports, which a small update would pay on every `index`.
+FRESH_PROCESS_DOCUMENTS = 500
 
 
 @dataclass(frozen=True)
@@ -137,16 +141,17 @@ def _index(
     for observation in observations({k: hashes[k] for k in plan.pending}):
         instance.report_runless_asset_event(observation)
     run_ids = []
+    run = _runner(resource, instance, fresh=len(plan.pending) >= FRESH_PROCESS_DOCUMENTS)
     for start, end in ranges:
         echo(f"indexing documents {start!r} .. {end!r}")
         refuse_foreign_runs(instance, layout.home)  # the UI's queue may have started one meanwhile
         lock.note_run(f"{INDEX_DOCUMENTS} {start!r}..{end!r}")
-        run_ids.append(run_in_child(resource, instance, INDEX_DOCUMENTS, partition_range_tags(start, end)))
+        run_ids.append(run(INDEX_DOCUMENTS, partition_range_tags(start, end)))
     if layout.refresh_pending.exists():
         echo("refreshing global indexes")
         refuse_foreign_runs(instance, layout.home)
         lock.note_run(REFRESH_INDEXES)
-        run_ids.append(run_in_child(resource, instance, REFRESH_INDEXES, {}))
+        run_ids.append(run(REFRESH_INDEXES, {}))
         layout.refresh_pending.unlink()
     return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
 
@@ -180,6 +185,17 @@ def published_damage(layout: HomeLayout) -> str | None:
     except IndexNotBuilt:
         return None
     return None
+
+
+def _runner(
+    resource: GraphUnifiedResource, instance: dg.DagsterInstance, *, fresh: bool
+) -> Callable[[str, dict[str, str]], str]:
+    """How this `index` executes a job with tags: each in a fresh process (``fresh``, a large
+    update), else in this one."""
+    if fresh:
+        return lambda job_name, tags: run_in_child(resource, instance, job_name, tags)
+    defs = build_definitions(resource)
+    return lambda job_name, tags: run_job(defs, job_name, instance, tags)
 
 
 def run_in_child(

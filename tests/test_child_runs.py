@@ -10,6 +10,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from graphunified_assets import indexing
 from graphunified_assets.child_process import ChildKilled, in_child
 from graphunified_assets.home_lock import PID_TAG, fail_own_runs, run_tags
 from graphunified_assets.indexing import index
@@ -82,6 +83,7 @@ def test_each_run_of_index_executes_in_a_child_process(
     home: Path, input_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
+    monkeypatch.setattr(indexing, "FRESH_PROCESS_DOCUMENTS", 1)  # this corpus counts as a large update
     (home / "settings.yaml").write_text("embedding:\n  provider: local\n")
     report = index(GraphUnifiedResource(home=str(home), input_dir=str(input_dir)), echo=lambda _: None)
     assert report.runs == 2  # the per-document run, then the global run
@@ -96,3 +98,17 @@ def test_each_run_of_index_executes_in_a_child_process(
         assert pids and os.getpid() not in pids
         step_pids |= pids
     assert len(step_pids) == 2, "the global run shared the per-document run's process"
+
+
+@pytest.mark.slow
+def test_a_small_update_runs_in_this_process(
+    home: Path, input_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
+    (home / "settings.yaml").write_text("embedding:\n  provider: local\n")
+    report = index(GraphUnifiedResource(home=str(home), input_dir=str(input_dir)), echo=lambda _: None)
+    assert report.runs == 2
+    instance = dg.DagsterInstance.get()
+    for run_id in report.run_ids:
+        events = [entry.dagster_event for entry in instance.all_logs(run_id) if entry.step_key]
+        assert {event.pid for event in events if event is not None and event.pid is not None} == {os.getpid()}
