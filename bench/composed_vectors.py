@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from graphunified_assets.assets.graph_vectors import _TEXTS
 from graphunified_assets.assets.strategy_indexes import report_text
 from graphunified_assets.lib.composed_vectors import (
     composed_vectors,
@@ -30,6 +29,7 @@ from graphunified_assets.lib.composed_vectors import (
     report_pieces,
 )
 from graphunified_assets.lib.distinct_embedding import embed_rows, unit
+from graphunified_assets.lib.graph_vector_texts import ROW_TEXTS as _TEXTS
 from graphunified_assets.resources import GraphUnifiedResource
 from graphunified_query.indexes.report_points import report_points
 from graphunified_query.providers.embedding import make_embedder

@@ -19,11 +19,11 @@ import dagster as dg
 import lancedb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphunified_assets.lib import ivf_update
 from graphunified_assets.lib.composed_vectors import ENTITY_EXPONENT, entity_pieces, entity_vectors
 from graphunified_assets.lib.distinct_embedding import embed_rows
+from graphunified_assets.lib.graph_vector_texts import ROW_TEXTS, column_texts
 from graphunified_assets.lib.lance_slices import (
     SliceChange,
     aligned_matrix,
@@ -45,12 +45,6 @@ from graphunified_query.parquet_store import read_table
 from graphunified_query.providers import CachedEmbedder
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
 
-# What each row is embedded as: the name carries the match, the description the context.
-_TEXTS = {
-    ENTITIES: lambda row: f"{row['title']}: {row['description']}",
-    RELATIONSHIPS: relationship_text,
-    FACTS: lambda row: row["text"],
-}
 VECTOR_TABLES = {ENTITIES: "entity_vectors", RELATIONSHIPS: "relationship_vectors", FACTS: "fact_vectors"}
 SLICE_ROWS = 16_384  # rows per slice: ~25 MB of vectors, a few tens of MB of Python rows
 
@@ -71,11 +65,11 @@ def graph_vectors(
     db = lancedb.connect(str(graphunified.layout.lancedb))
     metadata: dict[str, object] = {"model": embedder.model_name}
     calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
-    counter = _Counter(embedder)
+    composed_entities = graphunified.settings.graph.composed_entity_vectors
+    vectorizer = _Vectorizer(embedder, keyword_weight=keyword_weight, composed_entities=composed_entities)
     layout = graphunified.layout
     # Same composition settings as the stored vectors: only changed rows are computed. Whatever
     # else decides how rows become vectors belongs here too (a change rewrites every table).
-    composed_entities = graphunified.settings.graph.composed_entity_vectors
     composition = {
         "keyword_weight": keyword_weight,
         "pair_weight": PAIR_WEIGHT,
@@ -88,15 +82,9 @@ def graph_vectors(
     for source, target in VECTOR_TABLES.items():
         table = read_table(layout.table_path(source))
         lists_path = layout.index_path(ivf.ivf_file(target))
-        update = (
-            _updated(
-                db, target, table, source, counter, embedder.model_name, keyword_weight, composed_entities
-            )
-            if same_settings
-            else None
-        )
+        update = _updated(db, target, table, source, vectorizer) if same_settings else None
         if update is None:
-            slices = _slices(table, source, counter, embedder.model_name, keyword_weight, composed_entities)
+            slices = _slices(table, source, vectorizer)
             matrix = _write(db, target, slices, table.num_rows if table.num_rows >= ivf.MIN_ROWS else 0)
             if matrix is None:  # no rows: an empty table of the model's size
                 empty = np.zeros((0, embedder.dimension), np.float32)
@@ -114,8 +102,8 @@ def graph_vectors(
         context.log.info(f"{target}: {table.num_rows} rows")
     metadata.update(
         {
-            "texts_requested": counter.requested,  # one per row (three per relationship)
-            "texts_distinct": counter.distinct,  # what reached the cache, once per slice
+            "texts_requested": vectorizer.requested,  # per row: its texts (three per relationship)
+            "texts_distinct": vectorizer.distinct,  # what reached the cache, once per slice
             "texts_embedded": embedder.texts_embedded - embedded_before,  # what the model computed
             "provider_calls": embedder.provider_calls - calls_before,
         }
@@ -131,17 +119,42 @@ def graph_vectors(
     return dg.MaterializeResult(metadata=metadata)
 
 
-class _Counter:
-    """The embedder as the slices call it, counting the texts they ask for."""
+class _Vectorizer:
+    """How this run turns rows into vectors: the embedder (counting the texts asked for), its model
+    and the composition settings the manifest records."""
 
-    def __init__(self, embedder: CachedEmbedder) -> None:
+    def __init__(self, embedder: CachedEmbedder, *, keyword_weight: float, composed_entities: bool) -> None:
         self.embedder = embedder
+        self.model = embedder.model_name
+        self.keyword_weight = keyword_weight  # > 0: relationships' LightRAG keywords join their vectors
+        self.composed_entities = composed_entities  # `graph.composed_entity_vectors`
         self.requested = 0
         self.distinct = 0
 
     def embed(self, texts: list[str]) -> np.ndarray:
         self.distinct += len(texts)
         return self.embedder.embed(texts)
+
+    def batch(self, part: pa.Table, source: str) -> tuple[pa.RecordBatch, np.ndarray]:
+        """Rows of ``source`` → their LanceDB batch and its float32 vectors."""
+        texts, vectors = self.vectors(part.to_pylist(), source)
+        return _batch(part.column("id").combine_chunks(), texts, vectors, self.model), vectors
+
+    def vectors(self, rows: list[dict], source: str) -> tuple[list[str], np.ndarray]:
+        """Rows → (their texts, their float32 vectors)."""
+        if source == RELATIONSHIPS:
+            texts = [relationship_text(row, keywords=self.keyword_weight > 0) for row in rows]
+            self.requested += 3 * len(rows)  # description, source name, target name
+            vectors = relationship_vectors(rows, self.embed, keyword_weight=self.keyword_weight)
+        elif source == ENTITIES and self.composed_entities:  # from the name and its sentences
+            texts = [ROW_TEXTS[source](row) for row in rows]
+            self.requested += sum(len(entity_pieces(row)) for row in rows)
+            vectors = entity_vectors(rows, self.embed)
+        else:
+            texts = [ROW_TEXTS[source](row) for row in rows]
+            self.requested += len(rows)
+            vectors = embed_rows(texts, self.embed)
+        return texts, np.ascontiguousarray(vectors, dtype=np.float32)
 
 
 def _write(
@@ -180,64 +193,11 @@ def _write(
 
 
 def _slices(
-    table: pa.Table,
-    source: str,
-    counter: _Counter,
-    model: str,
-    keyword_weight: float,
-    composed_entities: bool,
+    table: pa.Table, source: str, vectorizer: _Vectorizer
 ) -> Iterator[tuple[pa.RecordBatch, np.ndarray]]:
     """(LanceDB batch, its float32 vectors) per ``SLICE_ROWS`` rows of ``table``."""
     for start in range(0, table.num_rows, SLICE_ROWS):
-        part = table.slice(start, SLICE_ROWS)
-        texts, vectors = _vectors(part.to_pylist(), source, counter, keyword_weight, composed_entities)
-        yield _batch(part.column("id").combine_chunks(), texts, vectors, model), vectors
-
-
-def _vectors(
-    rows: list[dict], source: str, counter: _Counter, keyword_weight: float, composed_entities: bool
-) -> tuple[list[str], np.ndarray]:
-    """Rows → (their texts, their float32 vectors); ``keyword_weight`` > 0 adds relationships'
-    LightRAG keywords to their vectors; ``composed_entities`` composes entity vectors from their
-    names' and sentences' (`graph.composed_entity_vectors`)."""
-    if source == RELATIONSHIPS:
-        texts = [relationship_text(row, keywords=keyword_weight > 0) for row in rows]
-        counter.requested += 3 * len(rows)  # description, source name, target name
-        vectors = relationship_vectors(rows, counter.embed, keyword_weight=keyword_weight)
-    elif source == ENTITIES and composed_entities:  # from the name and its sentences
-        texts = [_TEXTS[source](row) for row in rows]
-        counter.requested += sum(len(entity_pieces(row)) for row in rows)
-        vectors = entity_vectors(rows, counter.embed)
-    else:
-        texts = [_TEXTS[source](row) for row in rows]
-        counter.requested += len(rows)
-        vectors = embed_rows(texts, counter.embed)
-    return texts, np.ascontiguousarray(vectors, dtype=np.float32)
-
-
-def _texts(table: pa.Table, source: str, keyword_weight: float) -> pa.Array:
-    """Every row's text, which stands for its vector: what ``_TEXTS`` and ``relationship_text``
-    give per row, composed column by column (per row in Python, 316K relationships took 10 s)."""
-    if source == FACTS:
-        return _shown(table.column("text"))
-    if source == ENTITIES:
-        return pc.binary_join_element_wise(
-            _shown(table.column("title")), _shown(table.column("description")), ": "
-        )
-    ends = [_shown(table.column(name)) for name in ("source", "type", "target")]
-    text = pc.binary_join_element_wise(
-        pc.binary_join_element_wise(*ends, " "), _shown(table.column("description")), ": "
-    )
-    if keyword_weight <= 0:
-        return text
-    keywords = pc.fill_null(pc.binary_join(table.column("keywords"), ", "), "")
-    prefixed = pc.binary_join_element_wise("[", keywords, "] ", text, "")
-    return pc.if_else(pc.greater(pc.utf8_length(keywords), 0), prefixed, text)
-
-
-def _shown(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """A column as an f-string shows it: a missing value reads "None"."""
-    return pc.fill_null(column, "None")
+        yield vectorizer.batch(table.slice(start, SLICE_ROWS), source)
 
 
 def _updated(
@@ -245,10 +205,7 @@ def _updated(
     target: str,
     table: pa.Table,
     source: str,
-    counter: _Counter,
-    model: str,
-    keyword_weight: float,
-    composed_entities: bool,
+    vectorizer: _Vectorizer,
 ) -> tuple[SliceChange, dict[str, np.ndarray]] | None:
     """Writes only the rows whose text changed (deleting the stale ones) → the change and each
     computed row's vector by id; None when the table must be rewritten (nothing stored, another
@@ -257,14 +214,15 @@ def _updated(
         return None
     stored = stored_rows(db, target, ["id", "text", "model"])
     ids = table.column("id")
-    change = plan_change(ids, _texts(table, source, keyword_weight), stored, key="id", model=model)
+    change = plan_change(
+        ids, column_texts(table, source, vectorizer.keyword_weight), stored, key="id", model=vectorizer.model
+    )
     if change is None:
         return None
     batch, computed = None, {}
     if len(change.compute):
         part = table.take(pa.array(change.compute))
-        texts, vectors = _vectors(part.to_pylist(), source, counter, keyword_weight, composed_entities)
-        batch = _batch(part.column("id").combine_chunks(), texts, vectors, model)
+        batch, vectors = vectorizer.batch(part, source)
         computed = dict(zip(part.column("id").to_pylist(), vectors, strict=True))
     apply_change(db.open_table(target), "id", change.stale, batch)
     return change, computed

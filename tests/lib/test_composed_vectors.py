@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.assets.graph_vectors import _Counter, _slices
+from graphunified_assets.assets.graph_vectors import _slices, _Vectorizer
 from graphunified_assets.assets.strategy_indexes import report_text
 from graphunified_assets.lib.composed_vectors import (
     entity_vectors,
@@ -45,7 +45,8 @@ def _unit(vector: np.ndarray) -> np.ndarray:
 def test_graph_vectors_embeds_entities_as_their_names_and_sentences_only() -> None:
     recording = RecordingEmbedder(LocalMiniLMEmbedder())
     table = pa.Table.from_pylist(ENTITY_ROWS)
-    [(batch, vectors)] = list(_slices(table, ENTITIES, _Counter(recording), "m", 0.0, True))  # type: ignore[arg-type]
+    vectorizer = _Vectorizer(recording, keyword_weight=0.0, composed_entities=True)  # type: ignore[arg-type]
+    [(batch, vectors)] = list(_slices(table, ENTITIES, vectorizer))
     sentences = {"Michael Curtiz was a Hungarian-American film director.", "He directed Casablanca in 1942."}
     sentences.add(ENTITY_ROWS[1]["description"])
     assert set(recording.texts) == {"Michael Curtiz", "Casablanca", "Jane Wyman"} | sentences
@@ -57,7 +58,7 @@ def test_graph_vectors_embeds_entities_as_their_names_and_sentences_only() -> No
 def test_entities_are_embedded_whole_unless_composition_is_chosen() -> None:
     recording = RecordingEmbedder(LocalMiniLMEmbedder())
     table = pa.Table.from_pylist(ENTITY_ROWS)
-    list(_slices(table, ENTITIES, _Counter(recording), "m", 0.0, False))  # type: ignore[arg-type]
+    list(_slices(table, ENTITIES, _Vectorizer(recording, keyword_weight=0.0, composed_entities=False)))  # type: ignore[arg-type]
     assert set(recording.texts) == {f"{row['title']}: {row['description']}" for row in ENTITY_ROWS}
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from graphunified_assets.assets.graph_vectors import _TEXTS, _texts
+from graphunified_assets.lib.graph_vector_texts import ROW_TEXTS as _TEXTS
+from graphunified_assets.lib.graph_vector_texts import column_texts as _texts
 from graphunified_assets.lib.relationship_vectors import relationship_text
 from graphunified_query.tables import ENTITIES, FACTS, RELATIONSHIPS
 
