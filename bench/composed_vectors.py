@@ -21,20 +21,20 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from graphunified_assets.assets.strategy_indexes import report_text
-from graphunified_assets.lib.composed_vectors import (
+from graphunified_assets.defs.assets.strategy_indexes import report_text
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.vectors.composed_vectors import (
     composed_vectors,
     entity_pieces,
     point_pieces,
     report_pieces,
 )
-from graphunified_assets.lib.distinct_embedding import embed_rows, unit
-from graphunified_assets.lib.graph_vector_texts import ROW_TEXTS as _TEXTS
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.indexes.report_points import report_points
-from graphunified_query.providers.embedding import make_embedder
-from graphunified_query.providers.embedding_cache import EmbeddingCache, text_hash
-from graphunified_query.tables import COMMUNITY_REPORTS, ENTITIES
+from graphunified_assets.lib.vectors.distinct_embedding import embed_rows, unit
+from graphunified_assets.lib.vectors.graph_vector_texts import ROW_TEXTS as _TEXTS
+from graphunified_query.core.indexes.report_points import report_points
+from graphunified_query.core.providers.embedding import make_embedder
+from graphunified_query.core.providers.embedding_cache import EmbeddingCache, text_hash
+from graphunified_query.core.tables import COMMUNITY_REPORTS, ENTITIES
 
 
 class ReadOnlyEmbedder:

@@ -35,8 +35,8 @@ import dagster as dg  # noqa: E402
 import yaml  # noqa: E402
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage  # noqa: E402
 
-from graphunified_assets.instance_tuning import PooledSqliteEventLogStorage  # noqa: E402
-from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES  # noqa: E402
+from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES  # noqa: E402
+from graphunified_assets.ops.instance_tuning import PooledSqliteEventLogStorage  # noqa: E402
 from tests.test_live_run_logs import log_entry  # noqa: E402
 from tests.ui.dagster_dev import (  # noqa: E402
     INSTANCE_TEMPLATE,

@@ -27,9 +27,9 @@ from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
 from graphunified_assets.lib.extraction.offline_extractor import OfflineExtractor
 from graphunified_assets.lib.extraction.records import ChunkText
 from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.providers.llm_cache import LLMCache
-from graphunified_query.settings import LLMSettings, Settings
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.providers.llm_cache import LLMCache
+from graphunified_query.core.settings.model import LLMSettings, Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
 
 DEFAULT_CORPUS = EVAL_ROOT / "musique/corpus.jsonl"

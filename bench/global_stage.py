@@ -27,10 +27,10 @@ from typing import TextIO
 import dagster as dg
 from eval_data import EVAL_ROOT
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.parquet_store import read_table
-from graphunified_query.tables import COMMUNITIES, ENTITIES, FACTS, GRAPH_EDGES, RELATIONSHIPS
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.stores.parquet import read_table
+from graphunified_query.core.tables import COMMUNITIES, ENTITIES, FACTS, GRAPH_EDGES, RELATIONSHIPS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = EVAL_ROOT / "musique/corpus.jsonl"

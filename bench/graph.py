@@ -22,10 +22,10 @@ from pathlib import Path
 from eval_data import EVAL_ROOT
 from global_stage import ADDED, ADDED_NAME, global_step_seconds, latest_materialization, prepare_input
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.parquet_store import read_table
-from graphunified_query.tables import COMMUNITIES, ENTITIES, GRAPH_EDGES, RELATIONSHIPS
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.stores.parquet import read_table
+from graphunified_query.core.tables import COMMUNITIES, ENTITIES, GRAPH_EDGES, RELATIONSHIPS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = EVAL_ROOT / "scale/corpus.jsonl.gz"

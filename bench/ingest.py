@@ -20,11 +20,11 @@ from pathlib import Path
 import dagster as dg
 from eval_data import EVAL_ROOT
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.layout import HomeLayout
-from graphunified_query.parquet_store import read_tables
-from graphunified_query.tables import CHUNKS, CHUNKS_SCHEMA
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.parquet import read_tables
+from graphunified_query.core.tables import CHUNKS, CHUNKS_SCHEMA
 
 DEFAULT_CORPUS = EVAL_ROOT / "musique/corpus.jsonl"
 

@@ -14,8 +14,8 @@ import json
 import time
 from collections import defaultdict
 
-from graphunified_assets.lib.risk import assess_document
-from graphunified_query.settings import RiskSettings
+from graphunified_assets.lib.risk.detector import assess_document
+from graphunified_query.core.settings.model import RiskSettings
 from tests.fixtures.injection.labelled_set import Example, examples
 
 _SETTINGS = RiskSettings()

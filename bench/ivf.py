@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphunified_query.indexes import ivf
+from graphunified_query.core.indexes import ivf
 
 
 def _synthetic(rows: int, dimension: int, seed: int) -> np.ndarray:

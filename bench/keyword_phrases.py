@@ -17,12 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from graphunified_assets.lib.extraction_rows import ExtractionRows
-from graphunified_assets.lib.relationship_keywords import spacy_phrases
-from graphunified_query.layout import HomeLayout
-from graphunified_query.parquet_store import read_partitions
-from graphunified_query.providers.llm_cache import LLMCache
-from graphunified_query.spacy_text import load_pipeline
+from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
+from graphunified_assets.lib.graph.relationship_keywords import spacy_phrases
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers.llm_cache import LLMCache
+from graphunified_query.core.stores.parquet import read_partitions
+from graphunified_query.core.text.spacy_text import load_pipeline
 
 
 def descriptions(home: Path) -> list[str]:

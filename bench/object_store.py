@@ -36,15 +36,15 @@ sys.path.insert(0, str(ROOT))
 import lancedb  # noqa: E402
 from eval_data import EVAL_ROOT  # noqa: E402
 
-from graphunified_assets.object_mirror import mirror  # noqa: E402
-from graphunified_query.engine import QueryEngine  # noqa: E402
-from graphunified_query.lance_versions import release_unused_versions  # noqa: E402
-from graphunified_query.layout import HomeLayout  # noqa: E402
-from graphunified_query.object_store import ObjectFiles, ObjectStore  # noqa: E402
-from graphunified_query.publication import current, publish, published_lance_versions  # noqa: E402
-from graphunified_query.retrieval.registry import names  # noqa: E402
-from graphunified_query.settings import StorageSettings  # noqa: E402
-from graphunified_query.snapshot_loader import load_snapshot  # noqa: E402
+from graphunified_assets.ops.object_mirror import mirror  # noqa: E402
+from graphunified_query.core.layout import HomeLayout  # noqa: E402
+from graphunified_query.core.settings.model import StorageSettings  # noqa: E402
+from graphunified_query.core.stores.lance_versions import release_unused_versions  # noqa: E402
+from graphunified_query.core.stores.object_store import ObjectFiles, ObjectStore  # noqa: E402
+from graphunified_query.core.stores.publication import current, publish, published_lance_versions  # noqa: E402
+from graphunified_query.engine.query_engine import QueryEngine  # noqa: E402
+from graphunified_query.snapshot.loader import load_snapshot  # noqa: E402
+from graphunified_query.strategies.registry import names  # noqa: E402
 from tests.fakes.s3_server import FakeS3Server  # noqa: E402
 
 STRATEGIES = names("core")  # the registry's six

@@ -97,7 +97,9 @@ def run(
         _say(f"indexed the copies in {extension['seconds']} s: {extension['chunks_after']} chunks")
         extension["chunks_before"] = before
 
-    from graphunified_query.engine import QueryEngine  # after the child process: keep its import out
+    from graphunified_query.engine.query_engine import (
+        QueryEngine,  # after the child process: keep its import out
+    )
 
     _say(f"loading {home}")
     started = time.perf_counter()
@@ -240,8 +242,8 @@ def count_chunks(home: Path) -> int:
     """Rows of the chunk vector table; 0 when the home has no index yet."""
     import lancedb
 
-    from graphunified_query.layout import HomeLayout
-    from graphunified_query.snapshot import CHUNK_VECTORS
+    from graphunified_query.core.layout import HomeLayout
+    from graphunified_query.snapshot.model import CHUNK_VECTORS
 
     folder = HomeLayout.at(home).lancedb
     if not (folder / f"{CHUNK_VECTORS}.lance").exists():
@@ -299,8 +301,8 @@ def _index_child(home: str, input_dir: str, log: str, queue: Any) -> None:
         os.dup2(out.fileno(), 2)
     sys.stdout = open(1, "w", encoding="utf-8", buffering=1, closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", buffering=1, closefd=False)  # noqa: SIM115
-    from graphunified_assets.indexing import index
-    from graphunified_assets.resources import GraphUnifiedResource
+    from graphunified_assets.defs.resources import GraphUnifiedResource
+    from graphunified_assets.ops.indexing import index
 
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} adding {COPY_FILE} to {home}", flush=True)
     report = index(GraphUnifiedResource(home=home, input_dir=input_dir), echo=print)
@@ -355,7 +357,7 @@ def current_rss_mb() -> float:
 
 def print_profile(engine: Any, name: str, questions: list[str], top_k: int, limit: int = 30) -> None:
     """cProfile of one strategy over the questions: the functions with the most cumulative time."""
-    from graphunified_query.retrieval.registry import STRATEGIES
+    from graphunified_query.strategies.registry import STRATEGIES
 
     retriever = engine.retriever(name)
     # The timed pass has just answered these questions: a strategy with a result cache computes afresh.

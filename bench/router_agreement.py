@@ -28,9 +28,9 @@ from typing import Any
 import pyarrow.parquet as pq
 from eval_data import EVAL_ROOT
 
-from graphunified_query.retrieval.entity_linking import NameIndex
-from graphunified_query.retrieval.query_keywords import question_entities
-from graphunified_query.router import QueryFeatures, Router
+from graphunified_query.routing.rules import QueryFeatures, Router
+from graphunified_query.strategies.entity_linking import NameIndex
+from graphunified_query.strategies.query_keywords import question_entities
 
 SETS = ("musique", "2wikimultihopqa", "hotpotqa")
 KS = ("2", "5")
@@ -92,7 +92,7 @@ def compare(results_path: Path, home: Path, questions_path: Path, show: int) -> 
     build_ms = (time.perf_counter() - started) * 1000
     new_router = Router(names=lambda: index)
     old_router = Router()  # decide() only: the same rule table
-    from graphunified_query.spacy_text import load_pipeline
+    from graphunified_query.core.text.spacy_text import load_pipeline
 
     nlp = load_pipeline()
     old, new, feature_ms, shown = {}, {}, [], []

@@ -28,13 +28,13 @@ sys.path.insert(0, str(ROOT))
 
 from eval_data import EVAL_ROOT  # noqa: E402
 
-from graphunified_query.providers.embedding import make_embedder  # noqa: E402
-from graphunified_query.router import Router  # noqa: E402
+from graphunified_query.core.providers.embedding import make_embedder  # noqa: E402
+from graphunified_query.core.settings.model import EmbeddingSettings  # noqa: E402
 from graphunified_query.routing.compare import comparison, held_out  # noqa: E402
 from graphunified_query.routing.features import QuestionFeatures  # noqa: E402
 from graphunified_query.routing.fit import cross_validate, fit_selected, pick  # noqa: E402
 from graphunified_query.routing.labels import load_results  # noqa: E402
-from graphunified_query.settings import EmbeddingSettings  # noqa: E402
+from graphunified_query.routing.rules import Router  # noqa: E402
 
 DATASETS = ("musique", "2wikimultihopqa", "hotpotqa")
 

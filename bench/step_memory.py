@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from global_stage import RssSampler, _rss_kb
 
-from graphunified_query.layout import HomeLayout
+from graphunified_query.core.layout import HomeLayout
 
 STEPS = ("graph_elements",)
 
@@ -55,23 +55,23 @@ def _read_extractions(home: Path) -> pa.Table:
     layout = HomeLayout.at(home)
     paths = sorted(layout.partition_dir("extractions").glob("*.parquet"))
     try:  # the grouped reader, where this checkout has it
-        from graphunified_query.parquet_store import read_partitions
+        from graphunified_query.core.stores.parquet import read_partitions
     except ImportError:
         return pq.ParquetDataset([str(p) for p in paths]).read()  # what the IO manager did
     return read_partitions(paths)
 
 
 def _graph_elements(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]:
-    from graphunified_assets.lib.graph_elements import build_graph_elements
-    from graphunified_assets.resources import GraphUnifiedResource
-    from graphunified_query.providers.fused_embedder import primary_embedder
+    from graphunified_assets.defs.resources import GraphUnifiedResource
+    from graphunified_assets.lib.graph.graph_elements import build_graph_elements
+    from graphunified_query.core.providers.fused_embedder import primary_embedder
 
     table = _read_extractions(home)
     resolver = primary_embedder(GraphUnifiedResource(home=str(home)).embedder()) if embed == "cache" else None
 
     def run() -> dict[str, pa.Table]:
         try:
-            from graphunified_assets.lib.extraction_rows import ExtractionRows
+            from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
         except ImportError:
             rows = table.to_pylist()  # what the asset did
         else:
@@ -102,8 +102,8 @@ def _asset(
     def prepare(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]:
         import dagster as dg
 
-        from graphunified_assets.assets import communities, graph, graph_vectors, strategy_indexes
-        from graphunified_assets.resources import GraphUnifiedResource
+        from graphunified_assets.defs.assets import communities, graph, graph_vectors, strategy_indexes
+        from graphunified_assets.defs.resources import GraphUnifiedResource
 
         scratch = HomeLayout.at(Path(tempfile.mkdtemp(prefix=f"step-memory-{name}-")))
         scratch.tables.mkdir(parents=True)

@@ -1,5 +1,5 @@
 import sys
 
-from graphunified_assets.cli import main
+from graphunified_assets.cli.main import main
 
 sys.exit(main())

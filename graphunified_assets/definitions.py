@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphunified_assets.build import build_definitions
-from graphunified_assets.resources import default_resource
+from graphunified_assets.defs.build import build_definitions
+from graphunified_assets.defs.resources import default_resource
 
 defs = build_definitions(default_resource())

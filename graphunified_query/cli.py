@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graphunified_query.parquet_store import StoreError  # IndexNotBuilt, StoreDamaged, ObjectStoreError
-from graphunified_query.settings import SettingsError
+from graphunified_query.core.settings.model import SettingsError
+from graphunified_query.core.stores.parquet import StoreError  # IndexNotBuilt, StoreDamaged, ObjectStoreError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from graphunified_query.retrieval.registry import AUTO, STRATEGIES  # the choices come from the registry
+    from graphunified_query.strategies.registry import AUTO, STRATEGIES  # the choices come from the registry
 
     parser = argparse.ArgumentParser(prog="python -m graphunified_query", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -64,8 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args.home, args.host, args.port)
     try:
         params = _params(args.param)
-        from graphunified_query.engine import QueryEngine  # loads numpy, spaCy lazily: after parsing
-        from graphunified_query.request import QueryRequest
+        from graphunified_query.engine.query_engine import (
+            QueryEngine,  # loads numpy, spaCy lazily: after parsing
+        )
+        from graphunified_query.engine.request import QueryRequest
 
         engine = QueryEngine.open(args.home)
         if args.command == "ask":
@@ -99,8 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _provider_errors() -> tuple[type[Exception], ...]:
-    from graphunified_query.providers.claude import LLMError
-    from graphunified_query.providers.embedding import EmbeddingError
+    from graphunified_query.core.providers.claude import LLMError
+    from graphunified_query.core.providers.embedding import EmbeddingError
 
     return LLMError, EmbeddingError
 

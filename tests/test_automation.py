@@ -8,10 +8,10 @@ import dagster as dg
 import pytest
 from dagster._core.definitions.automation_tick_evaluation_context import build_run_requests
 
-from graphunified_assets.build import build_definitions
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_assets.schedules import NIGHTLY_REFRESH, refresh_schedule
-from graphunified_query.settings import AutomationSettings, SettingsError
+from graphunified_assets.defs.build import build_definitions
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.defs.schedules import NIGHTLY_REFRESH, refresh_schedule
+from graphunified_query.core.settings.model import AutomationSettings, SettingsError
 
 GLOBAL_ASSETS = {
     "entities",

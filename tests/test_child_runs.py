@@ -1,5 +1,5 @@
 """`index` runs each Dagster run in a child process, so the global run starts from a fresh
-interpreter instead of one holding what the per-document run left (graphunified_assets/child_process.py)."""
+interpreter instead of one holding what the per-document run left (ops/child_process.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from graphunified_assets import indexing
-from graphunified_assets.child_process import ChildKilled, in_child
-from graphunified_assets.home_lock import PID_TAG, fail_own_runs, run_tags
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops import indexing
+from graphunified_assets.ops.child_process import ChildKilled, in_child
+from graphunified_assets.ops.home_lock import PID_TAG, fail_own_runs, run_tags
+from graphunified_assets.ops.indexing import index
 
 
 class Unpicklable(Exception):

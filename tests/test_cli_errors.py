@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_assets.cli import main
-from graphunified_query.settings import SettingsError, load_settings
+from graphunified_assets.cli.main import main
+from graphunified_query.core.settings.model import SettingsError, load_settings
 
 
 def _error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from graphunified_assets.catalog import FLOW, OWNERS
 from graphunified_assets.definitions import defs
+from graphunified_assets.defs.catalog import FLOW, OWNERS
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,12 +11,12 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.indexes.bm25 import BM25Index
-from graphunified_query.indexes.manifest import read_manifest
-from graphunified_query.indexes.ppr_graph import PPRGraph
-from graphunified_query.layout import HomeLayout
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.indexes.bm25 import BM25Index
+from graphunified_query.core.indexes.manifest import read_manifest
+from graphunified_query.core.indexes.ppr_graph import PPRGraph
+from graphunified_query.core.layout import HomeLayout
 from tests.fakes.anthropic_server import FakeAnthropicServer, cooccurrence_extraction, tool_use
 from tests.fakes.voyage_server import FakeVoyageServer
 

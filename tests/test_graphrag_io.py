@@ -13,17 +13,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_assets.cli import main
-from graphunified_assets.graphrag_io import GraphRAGFormatError, export_graphrag, import_graphrag
-from graphunified_assets.graphrag_io.communities import communities_table
-from graphunified_assets.graphrag_io.convert import documents_table
-from graphunified_assets.indexing import index
-from graphunified_assets.lib.index_state import IndexState
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.indexes.bm25 import BM25Index
-from graphunified_query.indexes.ppr_graph import PPRGraph
-from graphunified_query.layout import HomeLayout
-from graphunified_query.parquet_store import StoreError
+from graphunified_assets.cli.main import main
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_assets.ops.graphrag_io import GraphRAGFormatError, export_graphrag, import_graphrag
+from graphunified_assets.ops.graphrag_io.communities import communities_table
+from graphunified_assets.ops.graphrag_io.convert import documents_table
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.indexes.bm25 import BM25Index
+from graphunified_query.core.indexes.ppr_graph import PPRGraph
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.parquet import StoreError
 from tests.conftest import SAMPLE_DOCS
 from tests.fakes.voyage_server import FakeVoyageServer
 

@@ -9,9 +9,9 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.layout import HomeLayout
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.layout import HomeLayout
 from tests.conftest import SAMPLE_DOCS
 from tests.fakes.voyage_server import FakeVoyageServer
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from graphunified_assets.logs import JsonFormatter
+from graphunified_assets.ops.logs import JsonFormatter
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,9 +24,9 @@ SENSOR_RUNS = textwrap.dedent(
     import contextlib, io, sys, warnings
     import dagster as dg
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
-    from graphunified_assets.build import build_definitions
-    from graphunified_assets.resources import GraphUnifiedResource
-    from graphunified_assets.sensors import new_documents_sensor
+    from graphunified_assets.defs.build import build_definitions
+    from graphunified_assets.defs.resources import GraphUnifiedResource
+    from graphunified_assets.defs.sensors import new_documents_sensor
 
     resource = GraphUnifiedResource(home=sys.argv[1], input_dir=sys.argv[2])
     defs = build_definitions(resource)

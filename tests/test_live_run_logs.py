@@ -12,7 +12,7 @@ import pytest
 from dagster import EventLogEntry
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
-from graphunified_assets.instance_tuning import PooledSqliteEventLogStorage
+from graphunified_assets.ops.instance_tuning import PooledSqliteEventLogStorage
 
 EVENTS = 6
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from graphunified_assets.build import build_definitions
-from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_assets.sensors import partition_range_tags
+from graphunified_assets.defs.build import build_definitions
+from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.defs.sensors import partition_range_tags
 from tests.conftest import SAMPLE_DOCS
 
 FRESHNESS = dg.AssetCheckKey(dg.AssetKey("published_snapshot"), "covers_newest_document")

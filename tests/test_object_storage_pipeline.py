@@ -8,10 +8,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.engine import QueryEngine
-from graphunified_query.layout import HomeLayout
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.engine.query_engine import QueryEngine
 from tests.fakes.s3_server import SECRET_KEY, FakeS3Server
 
 BUCKET = "pipeline-bucket"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphunified_assets.indexing import index
-from graphunified_assets.lib.index_state import IndexState
-from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_assets.ops.indexing import index
 
 
 def test_an_unparsable_document_waits_for_a_change(input_dir: Path, home: Path) -> None:

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_assets import partition_reads
-from graphunified_assets.partition_reads import read_documents
-from graphunified_query.parquet_store import read_partitions
+from graphunified_assets.ops import partition_reads
+from graphunified_assets.ops.partition_reads import read_documents
+from graphunified_query.core.stores.parquet import read_partitions
 
 
 def test_grouped_reads_equal_one_read_in_path_order(tmp_path: Path) -> None:

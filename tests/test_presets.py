@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_assets.cli import main
-from graphunified_assets.init_config import InitError, starter_yaml, write_starter
-from graphunified_query.presets import PRESETS, preset_settings
-from graphunified_query.settings import Settings, SettingsError, load_settings
-from graphunified_query.settings_reference import settings_docs
+from graphunified_assets.cli.main import main
+from graphunified_assets.ops.init_config import InitError, starter_yaml, write_starter
+from graphunified_query.core.settings.model import Settings, SettingsError, load_settings
+from graphunified_query.core.settings.presets import PRESETS, preset_settings
+from graphunified_query.core.settings.reference import settings_docs
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

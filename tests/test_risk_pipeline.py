@@ -10,11 +10,11 @@ import lancedb
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.indexing import index
 from graphunified_query.cli import main
-from graphunified_query.engine import QueryEngine
-from graphunified_query.layout import HomeLayout
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.engine.query_engine import QueryEngine
 
 INJECTED = "notes/supplier.md"
 INJECTED_TEXT = (

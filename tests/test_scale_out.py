@@ -15,11 +15,11 @@ from dagster._config import validate_config
 from dagster._core.events import DagsterEventType
 from dagster._core.instance.config import dagster_instance_config
 
-from graphunified_assets.build import build_definitions
-from graphunified_assets.executors import EXECUTOR_ENV, executor_from_env
-from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
-from graphunified_assets.resources import HOME_ENV, INPUT_ENV, GraphUnifiedResource, default_resource
-from graphunified_assets.sensors import partition_range_tags
+from graphunified_assets.defs.build import build_definitions
+from graphunified_assets.defs.executors import EXECUTOR_ENV, executor_from_env
+from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
+from graphunified_assets.defs.resources import HOME_ENV, INPUT_ENV, GraphUnifiedResource, default_resource
+from graphunified_assets.defs.sensors import partition_range_tags
 from tests.conftest import SAMPLE_DOCS
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"

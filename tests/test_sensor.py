@@ -6,10 +6,10 @@ from pathlib import Path
 
 import dagster as dg
 
-from graphunified_assets.lib.index_state import IndexState
-from graphunified_assets.lib.sources import scan_input
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_assets.sensors import DOWNSTREAM_TABLES, new_documents_sensor
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.defs.sensors import DOWNSTREAM_TABLES, new_documents_sensor
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_assets.lib.ingest.sources import scan_input
 
 
 def _tick(instance: dg.DagsterInstance, resource: GraphUnifiedResource) -> dg.SensorResult:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_query.settings import SettingsError, load_settings
+from graphunified_query.core.settings.model import SettingsError, load_settings
 
 
 def test_defaults_without_any_file(tmp_path: Path) -> None:

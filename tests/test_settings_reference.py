@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from graphunified_assets.cli import main
-from graphunified_query.settings import Settings
-from graphunified_query.settings_reference import COMMAND, REFERENCE_PATH, generate_reference
+from graphunified_assets.cli.main import main
+from graphunified_query.core.settings.model import Settings
+from graphunified_query.core.settings.reference import COMMAND, REFERENCE_PATH, generate_reference
 
 
 def _dotted_names(model: type[BaseModel], prefix: str = "") -> list[str]:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_assets.cli import main
-from graphunified_assets.lib.index_state import IndexState
-from graphunified_query.layout import HomeLayout
+from graphunified_assets.cli.main import main
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_query.core.layout import HomeLayout
 
 
 def _status(home: Path, input_dir: Path, capsys: pytest.CaptureFixture[str]) -> str:

@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME as EXTRACT_TOOL
 from graphunified_assets.lib.extraction.tuned_prompts import load_prompts
 from graphunified_assets.lib.tuning.llm_tuner import TOOL_NAME
 from graphunified_assets.lib.tuning.reextract import reextract_if_settings_changed
 from graphunified_assets.lib.tuning.sampling import farthest_point_order
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_assets.tuning_command import run_tune
-from graphunified_query.settings import load_settings
+from graphunified_assets.ops.tuning import run_tune
+from graphunified_query.core.settings.model import load_settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
 
 QUOTE = "The Hale Mill was founded by Thomas Hale in 1862 on the River Harrow."
@@ -104,7 +104,7 @@ def test_offline_tuning_writes_a_fragment_of_types_to_keep(home: Path, input_dir
 
 
 def test_tuned_prompts_reextract_and_unchanged_settings_do_not(home: Path, input_dir: Path) -> None:
-    from graphunified_assets.indexing import index
+    from graphunified_assets.ops.indexing import index
 
     def responder(body: dict[str, Any]) -> list[dict[str, Any]]:
         return tool_use(EXTRACT_TOOL, {"entities": [], "relationships": [], "facts": []})
@@ -140,7 +140,7 @@ def test_tuned_prompts_reextract_and_unchanged_settings_do_not(home: Path, input
 
 def test_a_missing_tuned_prompt_file_is_a_clear_error(tmp_path: Path) -> None:
     from graphunified_assets.lib.extraction.tuned_prompts import TunedPromptError
-    from graphunified_query.settings import ExtractionSettings
+    from graphunified_query.core.settings.model import ExtractionSettings
 
     with pytest.raises(TunedPromptError, match=r"extract_system\.md does not exist; run .*tune"):
         load_prompts(ExtractionSettings(prompt_dir=tmp_path))

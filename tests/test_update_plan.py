@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from graphunified_assets.lib.update_plan import contiguous_ranges, plan_update
-from graphunified_query.layout import HomeLayout
-from graphunified_query.parquet_store import write_table_atomic
+from graphunified_assets.lib.ingest.update_plan import contiguous_ranges, plan_update
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.parquet import write_table_atomic
 
 TABLES = ("text_units", "chunk_embeddings")
 

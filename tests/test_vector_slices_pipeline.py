@@ -10,10 +10,10 @@ import dagster as dg
 import lancedb
 import pytest
 
-from graphunified_assets.indexing import index
-from graphunified_assets.lib import lance_slices
-from graphunified_query.indexes.report_points import REPORT_POINT_VECTORS
-from graphunified_query.layout import HomeLayout
+from graphunified_assets.lib.vectors import lance_slices
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.indexes.report_points import REPORT_POINT_VECTORS
+from graphunified_query.core.layout import HomeLayout
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.voyage_server import FakeVoyageServer
 from tests.test_graph_pipeline import _resource, servers  # noqa: F401 (the fixture)

@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from graphunified_query.layout import HomeLayout  # noqa: E402
-from graphunified_query.publication import current  # noqa: E402
-from graphunified_query.snapshot import StoreDamaged  # noqa: E402
-from graphunified_query.snapshot_loader import load_snapshot  # noqa: E402
+from graphunified_query.core.layout import HomeLayout  # noqa: E402
+from graphunified_query.core.stores.publication import current  # noqa: E402
+from graphunified_query.snapshot.loader import load_snapshot  # noqa: E402
+from graphunified_query.snapshot.model import StoreDamaged  # noqa: E402
 from tests.reliability.harness import (  # noqa: E402
     gated_server,
     kill_after_answers,

@@ -22,13 +22,13 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from graphunified_assets.indexing import index  # noqa: E402
-from graphunified_assets.lib.index_state import IndexState  # noqa: E402
-from graphunified_assets.lib.markdown_sections import outline  # noqa: E402
-from graphunified_assets.resources import GraphUnifiedResource  # noqa: E402
-from graphunified_query.layout import HomeLayout  # noqa: E402
-from graphunified_query.publication import current  # noqa: E402
-from graphunified_query.snapshot_loader import load_snapshot  # noqa: E402
+from graphunified_assets.defs.resources import GraphUnifiedResource  # noqa: E402
+from graphunified_assets.lib.ingest.index_state import IndexState  # noqa: E402
+from graphunified_assets.lib.ingest.markdown_sections import outline  # noqa: E402
+from graphunified_assets.ops.indexing import index  # noqa: E402
+from graphunified_query.core.layout import HomeLayout  # noqa: E402
+from graphunified_query.core.stores.publication import current  # noqa: E402
+from graphunified_query.snapshot.loader import load_snapshot  # noqa: E402
 from tests.reliability.harness import make_corpus, rows_lost, table_contents  # noqa: E402
 
 Row = dict[str, Any]

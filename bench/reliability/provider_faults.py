@@ -19,11 +19,11 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from graphunified_assets.indexing import index
-from graphunified_assets.lib.index_state import IndexState
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.layout import HomeLayout
-from graphunified_query.providers.llm_cache import request_key
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers.llm_cache import request_key
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.fault_corpus import (
     is_failing_embedding,

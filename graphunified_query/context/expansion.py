@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from graphunified_query.context.links import LinkGraph
-from graphunified_query.results import RetrievalResult
-from graphunified_query.retrieval.contexts import chunk_result
-from graphunified_query.snapshot import Snapshot
+from graphunified_query.snapshot.model import Snapshot
+from graphunified_query.strategies.contexts import chunk_result
+from graphunified_query.strategies.results import RetrievalResult
 
 # A candidate context, and what the query's filters make of it: the (marked) context or None.
 Admit = Callable[[RetrievalResult], RetrievalResult | None]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graphunified_query.results import RetrievalResult
-from graphunified_query.risk import LOW, RiskLevel, highest
-from graphunified_query.snapshot import Snapshot
+from graphunified_query.core.risk import LOW, RiskLevel, highest
+from graphunified_query.snapshot.model import Snapshot
+from graphunified_query.strategies.results import RetrievalResult
 
 SECTION_SEPARATOR = " > "
 # A fenced block (or one of its fences, when a chunk cuts the block) or HTML pre/code markup.

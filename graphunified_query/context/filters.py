@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphunified_query.context.facts import ContextFacts, section_matches
-from graphunified_query.risk import RiskLevel, within
-from graphunified_query.settings import QuerySettings
+from graphunified_query.core.risk import RiskLevel, within
+from graphunified_query.core.settings.model import QuerySettings
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from graphunified_query.snapshot import Chunks, Snapshot
+from graphunified_query.snapshot.model import Chunks, Snapshot
 
 Neighbour = tuple[int, str]  # (chunk row, how it was reached: "next" | "previous" | "link")
 

@@ -26,6 +26,9 @@ from graphunified_query.context.expansion import expand
 from graphunified_query.context.facts import ContextFacts, facts_of
 from graphunified_query.context.filters import ContextFilter
 from graphunified_query.context.links import link_graph
+from graphunified_query.core.providers.tokenizer import count_tokens
+from graphunified_query.core.risk import LOW
+from graphunified_query.core.settings.model import QuerySettings
 from graphunified_query.generation.packing import (
     TokenCounter,
     context_budget,
@@ -34,11 +37,8 @@ from graphunified_query.generation.packing import (
     pack_contexts,
 )
 from graphunified_query.generation.templates import choose_template
-from graphunified_query.providers.tokenizer import count_tokens
-from graphunified_query.results import RetrievalResult
-from graphunified_query.risk import LOW
-from graphunified_query.settings import QuerySettings
-from graphunified_query.snapshot import Snapshot
+from graphunified_query.snapshot.model import Snapshot
+from graphunified_query.strategies.results import RetrievalResult
 
 
 @dataclass(frozen=True)

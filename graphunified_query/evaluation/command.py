@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphunified_query.engine import QueryEngine
+from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.evaluation.dataset import load_dataset
 from graphunified_query.evaluation.home import default_home, ensure_index
 from graphunified_query.evaluation.judge import PairwiseJudge, win_rates
@@ -17,7 +17,7 @@ from graphunified_query.evaluation.report import write_outputs
 from graphunified_query.evaluation.router_eval import router_figures
 from graphunified_query.evaluation.runner import run_questions, terminal_progress
 from graphunified_query.evaluation.summary import summarize
-from graphunified_query.retrieval.registry import AUTO, STRATEGIES, names
+from graphunified_query.strategies.registry import AUTO, STRATEGIES, names
 
 
 @dataclass(frozen=True)

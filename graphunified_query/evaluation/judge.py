@@ -11,7 +11,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from graphunified_query.providers.llm import LLM
+from graphunified_query.core.providers.llm import LLM
 
 CRITERIA = ("comprehensiveness", "diversity", "empowerment", "overall")
 _PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "judge_pairwise.md"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from graphunified_query.engine import AUTO, QueryEngine
+from graphunified_query.engine.query_engine import AUTO, QueryEngine
 from graphunified_query.evaluation.dataset import Question
 from graphunified_query.evaluation.runner import QuestionRun
 from graphunified_query.routing.compare import comparison

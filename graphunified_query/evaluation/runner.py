@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphunified_query.engine import AUTO, QueryEngine, QueryRequest
+from graphunified_query.engine.query_engine import AUTO, QueryEngine, QueryRequest
 from graphunified_query.evaluation.dataset import Question
 from graphunified_query.evaluation.home import passage_id
 from graphunified_query.evaluation.metrics import (

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from graphunified_query.engine import AUTO
+from graphunified_query.engine.query_engine import AUTO
 from graphunified_query.evaluation.dataset import Question
 from graphunified_query.evaluation.metrics import percentile
 from graphunified_query.evaluation.runner import QuestionRun

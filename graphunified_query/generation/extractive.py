@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphunified_query.core.providers.embedding import Embedder
+from graphunified_query.core.providers.tokenizer import count_tokens
+from graphunified_query.core.settings.model import QuerySettings
 from graphunified_query.generation.packing import TokenCounter, context_budget, framed, pack_contexts
 from graphunified_query.generation.prompt import DONT_KNOW, citation
 from graphunified_query.generation.themes import compose_themes, lists_themes
-from graphunified_query.providers.embedding import Embedder
-from graphunified_query.providers.tokenizer import count_tokens
-from graphunified_query.results import GeneratedAnswer, RetrievalResult
-from graphunified_query.settings import QuerySettings
+from graphunified_query.strategies.results import GeneratedAnswer, RetrievalResult
 
 # all-MiniLM-L6-v2 puts a question and an off-topic sentence at cosine 0.0 ± 0.08, and a sentence
 # that answers it at 0.5-0.9; 0.35 is over four spreads above chance. Other models: recalibrate.

@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from graphunified_query.core.providers.cost import Usage, price_usd
+from graphunified_query.core.providers.tokenizer import count_tokens
+from graphunified_query.core.settings.model import QuerySettings
 from graphunified_query.generation.packing import TokenCounter, context_budget, framed, pack_contexts
 from graphunified_query.generation.prompt import DONT_KNOW, answer_instructions, says_dont_know, user_message
 from graphunified_query.generation.templates import choose_template
-from graphunified_query.providers.cost import Usage, price_usd
-from graphunified_query.providers.tokenizer import count_tokens
-from graphunified_query.results import GeneratedAnswer, RetrievalResult
-from graphunified_query.settings import QuerySettings
+from graphunified_query.strategies.results import GeneratedAnswer, RetrievalResult
 
 if TYPE_CHECKING:
-    from graphunified_query.providers.llm import LLM
+    from graphunified_query.core.providers.llm import LLM
 
 
 class LLMGenerator:

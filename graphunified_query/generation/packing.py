@@ -6,8 +6,8 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from graphunified_query.results import RetrievalResult
-from graphunified_query.settings import QuerySettings
+from graphunified_query.core.settings.model import QuerySettings
+from graphunified_query.strategies.results import RetrievalResult
 
 TokenCounter = Callable[[str], int]
 # What the prompt adds around each context: "[n] (Source: file > section)", an occasional risk

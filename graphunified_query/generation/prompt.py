@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from graphunified_query.core.risk import LOW, decode_flag
 from graphunified_query.generation.templates import ANSWER, prompt_template
-from graphunified_query.results import RetrievalResult
-from graphunified_query.risk import LOW, decode_flag
+from graphunified_query.strategies.results import RetrievalResult
 
 # The prompt asks for exactly this sentence when the contexts do not support an answer, so both
 # generators can say it and callers can detect it.

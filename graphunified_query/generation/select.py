@@ -6,15 +6,15 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from graphunified_query.core.providers.embedding import Embedder
+from graphunified_query.core.providers.registry import OFFLINE, provider_name, resolve_llm
+from graphunified_query.core.settings.model import Settings
 from graphunified_query.generation.extractive import ExtractiveGenerator
 from graphunified_query.generation.llm_generator import LLMGenerator
-from graphunified_query.providers.embedding import Embedder
-from graphunified_query.providers.registry import OFFLINE, provider_name, resolve_llm
-from graphunified_query.results import GeneratedAnswer, RetrievalResult
-from graphunified_query.settings import Settings
+from graphunified_query.strategies.results import GeneratedAnswer, RetrievalResult
 
 if TYPE_CHECKING:
-    from graphunified_query.providers.llm import LLM
+    from graphunified_query.core.providers.llm import LLM
 
 ClientFactory = Callable[[Settings], "LLM"]
 

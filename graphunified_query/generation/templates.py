@@ -20,7 +20,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from graphunified_query.context.facts import contains_code
-from graphunified_query.results import RetrievalResult
+from graphunified_query.strategies.results import RetrievalResult
 
 ANSWER = "answer"
 CODE_QA = "answer_code"

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from graphunified_query.generation.prompt import citation
-from graphunified_query.results import RetrievalResult
+from graphunified_query.strategies.results import RetrievalResult
 
 CORPUS_SELECTION = "corpus"  # graphrag_global's metadata["selection"] for a corpus-wide question
 MAX_THEME_CHARS = 300  # one theme is a line, not the whole report

@@ -14,17 +14,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from graphunified_query.parquet_store import StoreError
-from graphunified_query.providers.embedding import Embedder, make_embedder
-from graphunified_query.retrieval.entity_linking import name_index
-from graphunified_query.router import Router
+from graphunified_query.core.providers.embedding import Embedder, make_embedder
+from graphunified_query.core.settings.model import load_settings
+from graphunified_query.core.stores.parquet import StoreError
 from graphunified_query.routing.compare import comparison
 from graphunified_query.routing.features import EMBEDDING_PREFIX, QuestionFeatures
 from graphunified_query.routing.fit import FOLDS, cross_validate, fit_selected
 from graphunified_query.routing.labels import Labelled, ResultsError, load_results, training_summary
 from graphunified_query.routing.model import LearnedModel, model_path
-from graphunified_query.settings import load_settings
-from graphunified_query.snapshot_loader import load_snapshot
+from graphunified_query.routing.rules import Router
+from graphunified_query.snapshot.loader import load_snapshot
+from graphunified_query.strategies.entity_linking import name_index
 
 
 def labelled_from(results: Sequence[Path], questions: Sequence[Path] = ()) -> list[Labelled]:

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphunified_query.entity_names import LABEL_TO_TYPE
-from graphunified_query.providers.embedding import Embedder
-from graphunified_query.retrieval.registry import names
-from graphunified_query.router import NOT_BRIDGES, QueryFeatures, Router
+from graphunified_query.core.providers.embedding import Embedder
+from graphunified_query.core.text.entity_names import LABEL_TO_TYPE
+from graphunified_query.routing.rules import NOT_BRIDGES, QueryFeatures, Router
+from graphunified_query.strategies.registry import names
 
 
 def entity_types() -> tuple[str, ...]:

@@ -22,9 +22,9 @@ from statistics import fmean
 
 import numpy as np
 
-from graphunified_query.retrieval.registry import cost_order
 from graphunified_query.routing.labels import Labelled
 from graphunified_query.routing.model import LearnedModel
+from graphunified_query.strategies.registry import cost_order
 
 C_GRID = (0.01, 0.1, 1.0, 10.0)  # a decade apart; the inner cross-validation picks one per fit
 FOLDS = 5

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphunified_query.retrieval.registry import AUTO, cost_order
+from graphunified_query.strategies.registry import AUTO, cost_order
 
 LABEL_K = 5  # Recall@5, the router's metric in eval (`summary.ROUTER_METRIC_K`)
 

@@ -11,13 +11,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from graphunified_query.providers.embedding import Embedder
-from graphunified_query.query_settings import RouterSettings
-from graphunified_query.retrieval.registry import fallbacks
-from graphunified_query.router import RouteDecision, Router
+from graphunified_query.core.providers.embedding import Embedder
+from graphunified_query.core.settings.query import RouterSettings
 from graphunified_query.routing.features import QuestionFeatures
 from graphunified_query.routing.fit import pick
 from graphunified_query.routing.model import LearnedModel, ModelFileError, load_model, model_path
+from graphunified_query.routing.rules import RouteDecision, Router
+from graphunified_query.strategies.registry import fallbacks
 
 
 class SelectedRouter:

@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from graphunified_query.engine import QueryEngine
+from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.server.guard import RequestGuard
 from graphunified_query.server.models import Health, QueryAnswer, QueryRequest, Strategies
 from graphunified_query.server.service import InvalidRequest, QueryService

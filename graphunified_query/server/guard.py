@@ -21,7 +21,7 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from graphunified_query.server_settings import ServerSettings
+from graphunified_query.core.settings.server import ServerSettings
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from graphunified_query.request import (
+from graphunified_query.engine.request import (
     QueryRequest,
 )  # the body of /ask and /retrieve, shared by every entry point
-from graphunified_query.retrieval.registry import AUTO
+from graphunified_query.strategies.registry import AUTO
 
 __all__ = ["AUTO", "Context", "Health", "QueryAnswer", "QueryRequest", "Strategies", "StrategyInfo"]
 

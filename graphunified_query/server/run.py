@@ -11,10 +11,10 @@ from collections.abc import Mapping
 import uvicorn
 from fastapi import FastAPI
 
-from graphunified_query.parquet_store import StoreError  # IndexNotBuilt, StoreDamaged, ObjectStoreError
+from graphunified_query.core.settings.model import SettingsError
+from graphunified_query.core.settings.server import ServerSettings
+from graphunified_query.core.stores.parquet import StoreError  # IndexNotBuilt, StoreDamaged, ObjectStoreError
 from graphunified_query.server.guard import guarded_protocol
-from graphunified_query.server_settings import ServerSettings
-from graphunified_query.settings import SettingsError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -28,7 +28,9 @@ def serve(
     environ: Mapping[str, str] = os.environ,
 ) -> int:
     """Serve until interrupted; 2 with the CLI's one-line error when the index cannot be loaded."""
-    from graphunified_query.engine import QueryEngine  # numpy, spaCy: only once the arguments parse
+    from graphunified_query.engine.query_engine import (
+        QueryEngine,  # numpy, spaCy: only once the arguments parse
+    )
     from graphunified_query.server.app import create_app
 
     try:

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from graphunified_query.engine import QueryEngine
-from graphunified_query.request import QueryRequest, RequestError
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.engine.request import QueryRequest, RequestError
 from graphunified_query.server.models import AUTO, Health, Strategies, StrategyInfo
 
 log = logging.getLogger(__name__)

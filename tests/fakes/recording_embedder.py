@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from graphunified_query.providers.embedding import Embedder, EmbeddingKind
+from graphunified_query.core.providers.embedding import Embedder, EmbeddingKind
 
 E = TypeVar("E", bound=Embedder)
 

@@ -14,10 +14,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from graphunified_query.providers.cost import Usage
-from graphunified_query.providers.llm_cache import LLMCache
-from graphunified_query.providers.llm_client import CachedLLMClient, ContentResponse
-from graphunified_query.settings import ModelPrice, Settings
+from graphunified_query.core.providers.cost import Usage
+from graphunified_query.core.providers.llm_cache import LLMCache
+from graphunified_query.core.providers.llm_client import CachedLLMClient, ContentResponse
+from graphunified_query.core.settings.model import ModelPrice, Settings
 
 FREE = ModelPrice(input=0.0, output=0.0, cache_read=0.0, cache_write=0.0)
 _NAMES = re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b")

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from graphunified_assets.lib.chunking import Chunk, chunk_text
+from graphunified_assets.lib.ingest.chunking import Chunk, chunk_text
 
-TOKENIZER_FILE = Path(__file__).resolve().parents[2] / "graphunified_query/providers/minilm_tokenizer.json"
+TOKENIZER_FILE = Path(__file__).resolve().parents[2] / "graphunified_query/core/providers/minilm_tokenizer.json"
 SIZE, OVERLAP, MIN_SIZE = 32, 8, 4
 
 

@@ -14,7 +14,7 @@ from graphunified_assets.lib.graph.leiden import (
     detect_communities,
     read_clustering,
 )
-from graphunified_query.tables import COMMUNITIES_SCHEMA, RELATIONSHIPS_SCHEMA
+from graphunified_query.core.tables import COMMUNITIES_SCHEMA, RELATIONSHIPS_SCHEMA
 
 PARAMS = LeidenParameters(max_cluster_size=6, max_level=3, resolution=1.0, seed=7)
 

@@ -6,17 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.assets.graph_vectors import _slices, _Vectorizer
-from graphunified_assets.assets.strategy_indexes import report_text
-from graphunified_assets.lib.composed_vectors import (
+from graphunified_assets.defs.assets.graph_vectors import _slices, _Vectorizer
+from graphunified_assets.defs.assets.strategy_indexes import report_text
+from graphunified_assets.lib.vectors.composed_vectors import (
     entity_vectors,
     point_pieces,
     report_and_point_vectors,
     report_pieces,
 )
-from graphunified_query.indexes.report_points import report_points
-from graphunified_query.providers.local_embedder import LocalMiniLMEmbedder
-from graphunified_query.tables import ENTITIES
+from graphunified_query.core.indexes.report_points import report_points
+from graphunified_query.core.providers.local_embedder import LocalMiniLMEmbedder
+from graphunified_query.core.tables import ENTITIES
 from tests.fakes.recording_embedder import RecordingEmbedder
 
 CURTIZ = "Michael Curtiz was a Hungarian-American film director. He directed Casablanca in 1942."

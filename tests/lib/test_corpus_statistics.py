@@ -9,7 +9,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graphunified_assets.assets.vector_index import _corpus_statistics
+from graphunified_assets.defs.assets.vector_index import _corpus_statistics
 
 
 def test_corpus_statistics_equal_the_sql_over_the_files(tmp_path: Path) -> None:

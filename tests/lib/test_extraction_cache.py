@@ -8,14 +8,14 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from graphunified_assets.indexing import index
+from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.extraction_cache import CachedExtractor
 from graphunified_assets.lib.extraction.offline_extractor import OfflineExtractor
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText
 from graphunified_assets.lib.extraction.selection import make_extractor
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.providers.llm_cache import LLMCache
-from graphunified_query.settings import Settings
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.providers.llm_cache import LLMCache
+from graphunified_query.core.settings.model import Settings
 
 TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "EVENT", "DATE")
 MILL = ChunkText("mill#0", "Thomas Hale founded the Hale Mill in Millbrook in 1862.", title="Hale Mill")

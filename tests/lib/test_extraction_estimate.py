@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphunified_assets.lib.extraction.estimate import OUTPUT_TOKENS_PER_CALL, estimate_extraction
-from graphunified_query.settings import Settings
+from graphunified_query.core.settings.model import Settings
 
 
 def test_estimate_counts_chunks_calls_and_dollars() -> None:

@@ -149,9 +149,9 @@ def test_recorded_claude_responses_through_the_real_extractor(tmp_path: Path) ->
     from graphunified_assets.lib.extraction.evaluate import evaluate_extractor
     from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
     from graphunified_assets.lib.extraction.replay import recorded_responder
-    from graphunified_query.providers.claude import ClaudeClient
-    from graphunified_query.providers.llm_cache import LLMCache
-    from graphunified_query.settings import LLMSettings, Settings
+    from graphunified_query.core.providers.claude import ClaudeClient
+    from graphunified_query.core.providers.llm_cache import LLMCache
+    from graphunified_query.core.settings.model import LLMSettings, Settings
     from tests.fakes.anthropic_server import FakeAnthropicServer
 
     with FakeAnthropicServer(recorded_responder()) as server:

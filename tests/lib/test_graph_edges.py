@@ -7,7 +7,7 @@ import math
 import pyarrow as pa
 
 from graphunified_assets.lib.graph.edges import graph_edges
-from graphunified_query.tables import GRAPH_EDGES_SCHEMA, SYNONYMS_SCHEMA
+from graphunified_query.core.tables import GRAPH_EDGES_SCHEMA, SYNONYMS_SCHEMA
 
 ENTITIES = pa.table({"id": ["e1", "e2", "e3"], "text_unit_ids": [["c1", "c2"], [], ["c3"]]})
 RELATIONSHIPS = pa.table(

@@ -9,9 +9,9 @@ import numpy as np
 
 from graphunified_assets.lib.extraction.llm_summarizer import LLMSummarizer
 from graphunified_assets.lib.extraction.plain_text import plain_text
-from graphunified_assets.lib.graph_elements import build_graph_elements
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.settings import LLMSettings, Settings
+from graphunified_assets.lib.graph.graph_elements import build_graph_elements
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.settings.model import LLMSettings, Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, text
 
 

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.lib.extraction_rows import ExtractionRows
-from graphunified_assets.lib.graph_elements import build_graph_elements
-from graphunified_assets.lib.relationship_keywords import with_keywords
-from graphunified_query.tables import EXTRACTIONS_SCHEMA
+from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
+from graphunified_assets.lib.graph.graph_elements import build_graph_elements
+from graphunified_assets.lib.graph.relationship_keywords import with_keywords
+from graphunified_query.core.tables import EXTRACTIONS_SCHEMA
 
 PEOPLE = ["Thomas Hale", "Hale", "T. Hale", "Ada Whitlock", "Whitlock", "Ada  Whitlock", "Jordan"]
 PLACES = ["Millbrook", "Jordan", "Hale Mill", "Harrow Railway", "Leeds", "Millbrook Town"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from graphunified_assets.lib.resolution import EntityMention, Resolution, resolve_entities
-from graphunified_assets.lib.resolution_pairs import PairMemory
-from graphunified_query.providers.local_embedder import LocalMiniLMEmbedder
+from graphunified_assets.lib.graph.resolution import EntityMention, Resolution, resolve_entities
+from graphunified_assets.lib.graph.resolution_pairs import PairMemory
+from graphunified_query.core.providers.local_embedder import LocalMiniLMEmbedder
 
 # Variants that merge by each rule (fuzzy typo, embedding neighbour, alias, type vote), and bystanders.
 DOCUMENT_A = [

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from bench.injection import evaluate, is_flagged
-from graphunified_assets.lib.text_normalize import normalize
+from graphunified_assets.lib.risk.text_normalize import normalize
 from tests.fixtures.injection.labelled_set import examples
 
 

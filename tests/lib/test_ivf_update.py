@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.lib import ivf_update
-from graphunified_query.indexes import ivf
+from graphunified_assets.lib.vectors import ivf_update
+from graphunified_query.core.indexes import ivf
 
 
 def _unit(rows: int, seed: int) -> np.ndarray:

@@ -9,7 +9,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.lib.lance_slices import (
+from graphunified_assets.lib.vectors.lance_slices import (
     COMPACT_FRAGMENTS,
     StoredVectors,
     aligned_matrix,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_assets.lib.markdown_sections import outline
-from graphunified_assets.lib.readers import read_documents
-from graphunified_assets.lib.sources import scan_input
+from graphunified_assets.lib.ingest.markdown_sections import outline
+from graphunified_assets.lib.ingest.readers import read_documents
+from graphunified_assets.lib.ingest.sources import scan_input
 
 TWO_MB = 2_000_000
 LINES = {

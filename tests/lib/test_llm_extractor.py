@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from graphunified_assets.assets.extraction import extractions_table
+from graphunified_assets.defs.assets.extraction import extractions_table
 from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
 from graphunified_assets.lib.extraction.records import ChunkText, Extractor
 from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.providers.cost import BudgetExceeded, price_usd
-from graphunified_query.providers.llm_cache import LLMCache
-from graphunified_query.settings import LLMSettings, Settings
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.providers.cost import BudgetExceeded, price_usd
+from graphunified_query.core.providers.llm_cache import LLMCache
+from graphunified_query.core.settings.model import LLMSettings, Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
 
 FIRST = {

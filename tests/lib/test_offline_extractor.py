@@ -7,8 +7,8 @@ from spacy.language import Language
 
 from graphunified_assets.lib.extraction.offline_extractor import OfflineExtractor
 from graphunified_assets.lib.extraction.records import ChunkExtraction, ChunkText, Extractor
-from graphunified_query.settings import ExtractionSettings
-from graphunified_query.spacy_text import clean_name, load_pipeline
+from graphunified_query.core.settings.model import ExtractionSettings
+from graphunified_query.core.text.spacy_text import clean_name, load_pipeline
 
 CURIE = "Marie Curie was born in Warsaw. She worked at the University of Paris with Pierre Curie."
 MILL = "The mill was founded by Thomas Hale in 1862."

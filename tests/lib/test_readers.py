@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from graphunified_assets.lib import readers
-from graphunified_assets.lib.readers import ParsedDocument, Section, read_documents
-from graphunified_assets.lib.sources import InputProblem, scan_input
+from graphunified_assets.lib.ingest import readers
+from graphunified_assets.lib.ingest.readers import ParsedDocument, Section, read_documents
+from graphunified_assets.lib.ingest.sources import InputProblem, scan_input
 
 
 def write(root: Path, rel: str, content: str | bytes) -> Path:
@@ -279,7 +279,7 @@ def test_a_symlink_loop_is_reported_as_a_loop_not_as_outside(tmp_path: Path) -> 
 def test_pypdf_warnings_name_the_file(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     import logging
 
-    from graphunified_assets.lib.pdf_text import _pypdf_logs_name
+    from graphunified_assets.lib.ingest.pdf_text import _pypdf_logs_name
 
     path = tmp_path / "odd.pdf"
     with caplog.at_level(logging.WARNING), _pypdf_logs_name(path):

@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphunified_assets.lib import relationship_keywords
 from graphunified_assets.lib.extraction.records import ExtractedRelationship
-from graphunified_assets.lib.graph_elements import build_graph_elements
-from graphunified_assets.lib.relationship_keywords import Phrases, spacy_phrases, with_keywords
-from graphunified_assets.lib.relationship_vectors import relationship_text, relationship_vectors
-from graphunified_query import spacy_text
-from graphunified_query.providers.llm_cache import LLMCache
+from graphunified_assets.lib.graph import relationship_keywords
+from graphunified_assets.lib.graph.graph_elements import build_graph_elements
+from graphunified_assets.lib.graph.relationship_keywords import Phrases, spacy_phrases, with_keywords
+from graphunified_assets.lib.vectors.relationship_vectors import relationship_text, relationship_vectors
+from graphunified_query.core.providers.llm_cache import LLMCache
+from graphunified_query.core.text import spacy_text
 
 SENTENCE = (
     "Thomas Hale founded the Hale Mill, a large woollen textile factory on the river, "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphunified_assets.lib.relationship_vectors import relationship_vectors
-from graphunified_query.providers.local_embedder import LocalMiniLMEmbedder
+from graphunified_assets.lib.vectors.relationship_vectors import relationship_vectors
+from graphunified_query.core.providers.local_embedder import LocalMiniLMEmbedder
 from tests.fakes.recording_embedder import RecordingEmbedder
 
 SENTENCE = "The Lady Takes a Sailor is a 1949 comedy film directed by Michael Curtiz, starring Jane Wyman."

@@ -12,9 +12,9 @@ from graphunified_assets.lib.reports.build import FALLBACK_SUFFIX, build_reports
 from graphunified_assets.lib.reports.context import community_context
 from graphunified_assets.lib.reports.extractive import ExtractiveReporter
 from graphunified_assets.lib.reports.llm_reporter import LLMReporter, ReportError
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.settings import LLMSettings, Settings
-from graphunified_query.tables import (
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.settings.model import LLMSettings, Settings
+from graphunified_query.core.tables import (
     COMMUNITIES_SCHEMA,
     COMMUNITY_REPORTS_SCHEMA,
     ENTITIES_SCHEMA,

@@ -6,8 +6,8 @@ import random
 
 import numpy as np
 
-from graphunified_assets.lib.name_matching import normalize_name
-from graphunified_assets.lib.resolution import (
+from graphunified_assets.lib.graph.name_matching import normalize_name
+from graphunified_assets.lib.graph.resolution import (
     EntityMention,
     ResolvedEntity,
     resolve_entities,

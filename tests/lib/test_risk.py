@@ -5,10 +5,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from graphunified_assets.graphrag_io.convert import chunks_table
-from graphunified_assets.lib.risk import assess_chunk_texts, assess_document, scan_text
-from graphunified_query.risk import decode_flag, flags_level, highest, within
-from graphunified_query.settings import RiskSettings
+from graphunified_assets.lib.risk.detector import assess_chunk_texts, assess_document, scan_text
+from graphunified_assets.ops.graphrag_io.convert import chunks_table
+from graphunified_query.core.risk import decode_flag, flags_level, highest, within
+from graphunified_query.core.settings.model import RiskSettings
 
 DEFAULTS = RiskSettings()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_assets.lib.sources import InputProblem, ScanResult, partition_safe, scan_input
+from graphunified_assets.lib.ingest.sources import InputProblem, ScanResult, partition_safe, scan_input
 
 # Dagster's forbidden partition-key substrings (dagster/_core/definitions/partitions/utils/base.py).
 DAGSTER_FORBIDDEN = ["...", "\a", "\b", "\f", "\n", "\r", "\t", "\v", "\0"]

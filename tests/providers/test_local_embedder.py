@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphunified_query.providers import LocalMiniLMEmbedder, count_tokens, load_tokenizer
-from graphunified_query.providers.tokenizer import TOKENIZER_FILE, TokenizerChecksumError
+from graphunified_query.core.providers import LocalMiniLMEmbedder, count_tokens, load_tokenizer
+from graphunified_query.core.providers.tokenizer import TOKENIZER_FILE, TokenizerChecksumError
 
 
 @pytest.fixture(scope="module")

@@ -21,11 +21,11 @@ from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure
 from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
 from graphunified_assets.lib.extraction.records import ChunkText
 from graphunified_assets.lib.reports.llm_reporter import LLMReporter
-from graphunified_query.layout import HomeLayout
-from graphunified_query.providers.claude import LLMError
-from graphunified_query.providers.llm_cache import LLMCache
-from graphunified_query.providers.openai_compatible import OpenAICompatibleClient
-from graphunified_query.settings import LLMSettings, SettingsError, load_settings
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers.claude import LLMError
+from graphunified_query.core.providers.llm_cache import LLMCache
+from graphunified_query.core.providers.openai_compatible import OpenAICompatibleClient
+from graphunified_query.core.settings.model import LLMSettings, SettingsError, load_settings
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, text, tool_call
 
 TOOL = {
@@ -272,7 +272,7 @@ def test_extractor_uses_the_tuned_prompts_of_extraction_prompt_dir(
     server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     from graphunified_assets.lib.extraction.selection import make_extractor
-    from graphunified_query.settings import ExtractionSettings, Settings
+    from graphunified_query.core.settings.model import ExtractionSettings, Settings
 
     (tmp_path / "extract_system.md").write_text("Tuned: extract {entity_types}; prefer {relationship_types}.")
     (tmp_path / "glean.md").write_text("Tuned glean: anything else?\n")
@@ -352,9 +352,9 @@ def _local_model(body: dict[str, Any]) -> Reply:
 
 @pytest.mark.slow
 def test_index_and_ask_end_to_end(home: Path, input_dir: Path) -> None:
-    from graphunified_assets.indexing import index
-    from graphunified_assets.resources import GraphUnifiedResource
-    from graphunified_query.engine import QueryEngine
+    from graphunified_assets.defs.resources import GraphUnifiedResource
+    from graphunified_assets.ops.indexing import index
+    from graphunified_query.engine.query_engine import QueryEngine
     from tests.fakes.voyage_server import FakeVoyageServer
 
     with FakeOpenAIServer(_local_model) as server, FakeVoyageServer() as voyage:
@@ -385,8 +385,8 @@ def test_index_and_ask_end_to_end(home: Path, input_dir: Path) -> None:
 
 
 def test_resource_wires_the_provider_and_llm_reports_switches_reports_off(tmp_path: Path) -> None:
+    from graphunified_assets.defs.resources import GraphUnifiedResource
     from graphunified_assets.lib.extraction.llm_summarizer import LLMSummarizer
-    from graphunified_assets.resources import GraphUnifiedResource
 
     base = "llm: {provider: openai_compatible, openai_base_url: 'http://127.0.0.1:9/v1', model: m"
     (tmp_path / "settings.yaml").write_text(base + "}\n")

@@ -12,11 +12,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_query.layout import HomeLayout
-from graphunified_query.providers import registry
-from graphunified_query.providers.llm import LLM
-from graphunified_query.providers.registry import provider_name, register_llm, resolve_llm
-from graphunified_query.settings import Settings, SettingsError, load_settings
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers import registry
+from graphunified_query.core.providers.llm import LLM
+from graphunified_query.core.providers.registry import provider_name, register_llm, resolve_llm
+from graphunified_query.core.settings.model import Settings, SettingsError, load_settings
 from tests.fakes import toy_provider
 
 
@@ -57,9 +57,9 @@ def test_a_registered_provider_is_an_llm(toy: None, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_toy_provider_indexes_and_answers(toy: None, home: Path, input_dir: Path) -> None:
-    from graphunified_assets.indexing import index
-    from graphunified_assets.resources import GraphUnifiedResource
-    from graphunified_query.engine import QueryEngine
+    from graphunified_assets.defs.resources import GraphUnifiedResource
+    from graphunified_assets.ops.indexing import index
+    from graphunified_query.engine.query_engine import QueryEngine
 
     (home / "settings.yaml").write_text("llm: {provider: toy, model: toy-1, max_gleanings: 0}\n")
     resource = GraphUnifiedResource(home=str(home), input_dir=str(input_dir))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphunified_query.providers.rate_limit import RateLimiter
+from graphunified_query.core.providers.rate_limit import RateLimiter
 
 
 class FakeClock:

@@ -8,16 +8,16 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from graphunified_query.providers.cost import Usage
-from graphunified_query.providers.json_repair import loads_lenient
-from graphunified_query.providers.llm_client import ContentResponse
-from graphunified_query.providers.structured import (
+from graphunified_query.core.providers.cost import Usage
+from graphunified_query.core.providers.json_repair import loads_lenient
+from graphunified_query.core.providers.llm_client import ContentResponse
+from graphunified_query.core.providers.structured import (
     call_structured,
     model_check,
     structured_each,
     tool_request,
 )
-from graphunified_query.settings import Settings
+from graphunified_query.core.settings.model import Settings
 from tests.fakes import toy_provider
 
 TOOL = {"name": "record_point", "description": "A point.", "input_schema": {"type": "object"}}

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import voyageai
 
-from graphunified_query.providers import EmbeddingError, VoyageEmbedder, make_embedder
-from graphunified_query.providers.local_embedder import LocalMiniLMEmbedder
-from graphunified_query.providers.voyage_embedder import MAX_CHARS_PER_REQUEST, _batches
-from graphunified_query.settings import EmbeddingSettings
+from graphunified_query.core.providers import EmbeddingError, VoyageEmbedder, make_embedder
+from graphunified_query.core.providers.local_embedder import LocalMiniLMEmbedder
+from graphunified_query.core.providers.voyage_embedder import MAX_CHARS_PER_REQUEST, _batches
+from graphunified_query.core.settings.model import EmbeddingSettings
 from tests.fakes.voyage_server import FakeVoyageServer
 
 KEY = "test-key"

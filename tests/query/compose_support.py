@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from graphunified_query.indexes.bm25 import BM25Index
-from graphunified_query.indexes.dense import DenseIndex
-from graphunified_query.indexes.ppr_graph import PPRGraph
-from graphunified_query.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
-from graphunified_query.results import Retrieval, RetrievalResult
-from graphunified_query.retrieval.base import RetrieverBase, RetrieverContext
-from graphunified_query.settings import Settings
-from graphunified_query.snapshot import Chunks, Snapshot
+from graphunified_query.core.indexes.bm25 import BM25Index
+from graphunified_query.core.indexes.dense import DenseIndex
+from graphunified_query.core.indexes.ppr_graph import PPRGraph
+from graphunified_query.core.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
+from graphunified_query.core.settings.model import Settings
+from graphunified_query.snapshot.model import Chunks, Snapshot
+from graphunified_query.strategies.base import RetrieverBase, RetrieverContext
+from graphunified_query.strategies.results import Retrieval, RetrievalResult
 from tests.fakes.voyage_server import bag_of_words_vector
 
 DIMENSION = 512

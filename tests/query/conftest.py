@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.engine import QueryEngine
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.indexing import index
+from graphunified_query.engine.query_engine import QueryEngine
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "two_hop"
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from graphunified_query.adjacency import Adjacency, build_adjacency
-from graphunified_query.arrow_rows import ArrowRows
+from graphunified_query.snapshot.adjacency import Adjacency, build_adjacency
+from graphunified_query.snapshot.arrow_rows import ArrowRows
 
 
 def _entity(identifier: str) -> dict[str, Any]:

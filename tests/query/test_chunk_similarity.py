@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 from graphunified_assets.definitions import defs
-from graphunified_query.engine import QueryEngine
-from graphunified_query.indexes import chunk_similarity
-from graphunified_query.indexes.chunk_similarity import (
+from graphunified_query.core.indexes import chunk_similarity
+from graphunified_query.core.indexes.chunk_similarity import (
     CHUNK_SIMILARITY_FILE,
     SimilarityEdges,
     knn_pairs,
     similarity_edges,
 )
-from graphunified_query.indexes.manifest import read_manifest
-from graphunified_query.settings import GraphSettings
-from graphunified_query.snapshot_loader import load_snapshot
+from graphunified_query.core.indexes.manifest import read_manifest
+from graphunified_query.core.settings.model import GraphSettings
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.snapshot.loader import load_snapshot
 
 
 def _clustered(n: int, dimension: int, seed: int) -> np.ndarray:

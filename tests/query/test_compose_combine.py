@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from graphunified_query.compose import HybridCombiner, build
-from graphunified_query.results import Retrieval
-from graphunified_query.retrieval.base import RetrieverContext
+from graphunified_query.strategies.base import RetrieverContext
+from graphunified_query.strategies.composable.combine import HybridCombiner
+from graphunified_query.strategies.composable.factory import build
+from graphunified_query.strategies.results import Retrieval
 from tests.query.compose_support import (
     CHUNKS,
     ENTITIES,

@@ -6,10 +6,11 @@ import logging
 
 import pytest
 
-from graphunified_query.compose import GraphRetriever, build
-from graphunified_query.compose.traversal import traverse
-from graphunified_query.results import Retrieval
-from graphunified_query.retrieval.base import RetrieverContext
+from graphunified_query.strategies.base import RetrieverContext
+from graphunified_query.strategies.composable.factory import build
+from graphunified_query.strategies.composable.graph import GraphRetriever
+from graphunified_query.strategies.composable.traversal import traverse
+from graphunified_query.strategies.results import Retrieval
 from tests.query.compose_support import CHUNKS, ENTITIES, RELATIONSHIPS, WordEmbedder, make_context
 
 QUERY = "alpha station"

@@ -6,10 +6,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from graphunified_query.compose import LocalReranker, RerankingRetriever, RerankOutcome, build
-from graphunified_query.compose.local_rerank import term_coverage
-from graphunified_query.providers.cost import Usage
-from graphunified_query.retrieval.base import RetrieverContext
+from graphunified_query.core.providers.cost import Usage
+from graphunified_query.strategies.base import RetrieverContext
+from graphunified_query.strategies.composable.factory import build
+from graphunified_query.strategies.rerank.local import LocalReranker, term_coverage
+from graphunified_query.strategies.rerank.rerank import RerankingRetriever, RerankOutcome
 from tests.query.compose_support import ScriptedReranker, StaticRetriever, WordEmbedder, chunk, make_context
 
 CHUNKS = [

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from graphunified_query.compose import LLMReranker, RerankError, RerankingRetriever, VoyageReranker
-from graphunified_query.compose.llm_rerank import TOOL_NAME, parse_scores
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.providers.json_repair import loads_lenient
-from graphunified_query.settings import LLMSettings, Settings
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.providers.json_repair import loads_lenient
+from graphunified_query.core.settings.model import LLMSettings, Settings
+from graphunified_query.strategies.rerank.llm import TOOL_NAME, LLMReranker, parse_scores
+from graphunified_query.strategies.rerank.rerank import RerankError, RerankingRetriever
+from graphunified_query.strategies.rerank.voyage import VoyageReranker
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
 from tests.fakes.voyage_server import FakeVoyageServer
 from tests.query.compose_support import StaticRetriever, chunk, make_context

@@ -11,18 +11,15 @@ from typing import Any
 
 import pytest
 
-from graphunified_query.compose import (
-    BUILDERS,
-    GraphRetriever,
-    HybridCombiner,
-    LocalReranker,
-    RerankingRetriever,
-    VectorRetriever,
-    build,
-)
-from graphunified_query.engine import QueryEngine
-from graphunified_query.retrieval.base import RetrieverContext
-from graphunified_query.retrieval.naive import NaiveRetriever
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.strategies.base import RetrieverContext
+from graphunified_query.strategies.composable.combine import HybridCombiner
+from graphunified_query.strategies.composable.factory import BUILDERS, build
+from graphunified_query.strategies.composable.graph import GraphRetriever
+from graphunified_query.strategies.composable.vector import VectorRetriever
+from graphunified_query.strategies.naive import NaiveRetriever
+from graphunified_query.strategies.rerank.local import LocalReranker
+from graphunified_query.strategies.rerank.rerank import RerankingRetriever
 from tests.query.compose_support import CHUNKS, ENTITIES, RELATIONSHIPS, make_context
 
 TWO_HOP = "On which river is the town where Ada Whitlock was born?"
@@ -76,7 +73,7 @@ def test_get_stats_reports_parameters_and_index_sizes(context: RetrieverContext)
 
 def test_langchain_adapter(context: RetrieverContext) -> None:
     pytest.importorskip("langchain_core")
-    from graphunified_query.compose.langchain import as_langchain
+    from graphunified_query.langchain import as_langchain
 
     adapter = as_langchain(build("graph_bfs", context, seed_k=1), top_k=3)
     documents = adapter.invoke("alpha station")
@@ -98,9 +95,9 @@ def test_langchain_adapter_names_the_package_when_missing(monkeypatch: pytest.Mo
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", without_langchain)
-    monkeypatch.delitem(sys.modules, "graphunified_query.compose.langchain", raising=False)
+    monkeypatch.delitem(sys.modules, "graphunified_query.langchain", raising=False)
     with pytest.raises(ImportError, match="pip install langchain-core"):
-        importlib.import_module("graphunified_query.compose.langchain")
+        importlib.import_module("graphunified_query.langchain")
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS))

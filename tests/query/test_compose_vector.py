@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphunified_query.compose import VectorRetriever, build
-from graphunified_query.compose.mmr import mmr
-from graphunified_query.results import Retrieval
-from graphunified_query.retrieval.base import RetrieverContext
+from graphunified_query.strategies.base import RetrieverContext
+from graphunified_query.strategies.composable.factory import build
+from graphunified_query.strategies.composable.mmr import mmr
+from graphunified_query.strategies.composable.vector import VectorRetriever
+from graphunified_query.strategies.results import Retrieval
 from tests.query.compose_support import make_context
 
 FLOOD = "the great flood of the river harrow in 1894 drowned eastfold"

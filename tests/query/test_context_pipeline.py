@@ -14,19 +14,19 @@ import pytest
 
 from graphunified_query.context.links import build_link_graph
 from graphunified_query.context.pipeline import ContextPipeline
-from graphunified_query.engine import QueryEngine
+from graphunified_query.core.settings.model import QuerySettings, Settings
+from graphunified_query.core.stores.parquet import read_tables
+from graphunified_query.core.tables import CHUNKS_SCHEMA, with_chunk_risk
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.engine.request import RequestError
 from graphunified_query.generation.packing import framed, order_contexts
-from graphunified_query.parquet_store import read_tables
-from graphunified_query.request import RequestError
-from graphunified_query.results import GeneratedAnswer, Retrieval, RetrievalResult
-from graphunified_query.retrieval import RetrieverContext
-from graphunified_query.retrieval.base import RetrieverBase
-from graphunified_query.retrieval.contexts import chunk_result
-from graphunified_query.retrieval.params import NoParams
-from graphunified_query.retrieval.registry import STRATEGIES, Strategy
-from graphunified_query.settings import QuerySettings, Settings
-from graphunified_query.snapshot import Chunks, Snapshot, chunks_from_arrow
-from graphunified_query.tables import CHUNKS_SCHEMA, with_chunk_risk
+from graphunified_query.snapshot.model import Chunks, Snapshot, chunks_from_arrow
+from graphunified_query.strategies import RetrieverContext
+from graphunified_query.strategies.base import RetrieverBase
+from graphunified_query.strategies.contexts import chunk_result
+from graphunified_query.strategies.params import NoParams
+from graphunified_query.strategies.registry import STRATEGIES, Strategy
+from graphunified_query.strategies.results import GeneratedAnswer, Retrieval, RetrievalResult
 from tests.query.compose_support import WordEmbedder, make_context
 
 # (id, document, section, index in document, text, risk flags)

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from graphunified_query.cli import main
-from graphunified_query.engine import QueryEngine
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.settings import LLMSettings
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.settings.model import LLMSettings
+from graphunified_query.engine.query_engine import QueryEngine
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
 
 KEYS = {"answer", "strategy", "contexts", "metadata"}

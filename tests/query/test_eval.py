@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from graphunified_query.cli import main
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.settings.model import LLMSettings, Settings
 from graphunified_query.evaluation.dataset import DatasetError, load_dataset
 from graphunified_query.evaluation.judge import CRITERIA, PairwiseJudge, win_rates
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.settings import LLMSettings, Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "eval_tiny"

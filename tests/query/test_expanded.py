@@ -11,12 +11,12 @@ from dataclasses import replace
 
 import pytest
 
-from graphunified_query.engine import QueryEngine
-from graphunified_query.indexes.chunk_similarity import SimilarityEdges, similarity_edges
-from graphunified_query.results import Retrieval, RetrievalResult
-from graphunified_query.retrieval.base import RetrieverContext
-from graphunified_query.retrieval.cache import RetrievalCache
-from graphunified_query.retrieval.expanded import ExpandedRetriever
+from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges, similarity_edges
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.strategies.base import RetrieverContext
+from graphunified_query.strategies.cache import RetrievalCache
+from graphunified_query.strategies.expanded import ExpandedRetriever
+from graphunified_query.strategies.results import Retrieval, RetrievalResult
 from tests.query.compose_support import (
     ENTITIES,
     RELATIONSHIPS,

@@ -7,6 +7,11 @@ from typing import Any
 
 import pytest
 
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.providers.cost import Usage
+from graphunified_query.core.providers.embedding import Embedder, make_embedder
+from graphunified_query.core.providers.tokenizer import count_tokens
+from graphunified_query.core.settings.model import EmbeddingSettings, LLMSettings, QuerySettings, Settings
 from graphunified_query.generation import (
     DONT_KNOW,
     ExtractiveGenerator,
@@ -16,12 +21,7 @@ from graphunified_query.generation import (
     pack_contexts,
     says_dont_know,
 )
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.providers.cost import Usage
-from graphunified_query.providers.embedding import Embedder, make_embedder
-from graphunified_query.providers.tokenizer import count_tokens
-from graphunified_query.results import GeneratedAnswer, RetrievalResult
-from graphunified_query.settings import EmbeddingSettings, LLMSettings, QuerySettings, Settings
+from graphunified_query.strategies.results import GeneratedAnswer, RetrievalResult
 from tests.fakes.anthropic_server import FakeAnthropicServer, text
 from tests.fakes.recording_embedder import RecordingEmbedder
 

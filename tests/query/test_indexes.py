@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from graphunified_query.indexes.bm25 import BM25Index, tokenize
-from graphunified_query.indexes.manifest import file_fingerprint, read_manifest, write_manifest
-from graphunified_query.indexes.ppr_graph import PPRGraph
+from graphunified_query.core.indexes.bm25 import BM25Index, tokenize
+from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
+from graphunified_query.core.indexes.ppr_graph import PPRGraph
 
 
 def test_bm25_ranks_stemmed_matches_and_round_trips(tmp_path: Path) -> None:

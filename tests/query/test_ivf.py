@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphunified_query.indexes import ivf
-from graphunified_query.indexes.dense import DenseIndex
+from graphunified_query.core.indexes import ivf
+from graphunified_query.core.indexes.dense import DenseIndex
 
 
 def _clustered(rows: int, seed: int = 0) -> np.ndarray:

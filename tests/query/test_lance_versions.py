@@ -12,7 +12,11 @@ import lancedb
 import pyarrow as pa
 import pytest
 
-from graphunified_query.lance_versions import release_unused_versions, tag_generation, untag_generations
+from graphunified_query.core.stores.lance_versions import (
+    release_unused_versions,
+    tag_generation,
+    untag_generations,
+)
 from tests.fakes.s3_server import FakeS3Server
 
 BUCKET = "versions"

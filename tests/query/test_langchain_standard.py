@@ -11,8 +11,8 @@ pytest.importorskip("langchain_tests")
 from langchain_core.retrievers import BaseRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from graphunified_query.compose.langchain import LangChainRetriever, as_langchain
-from graphunified_query.engine import QueryEngine
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.langchain import LangChainRetriever, as_langchain
 
 
 # The suite's ainvoke test is a coroutine: pytest-asyncio (strict mode) runs it when marked; the mark

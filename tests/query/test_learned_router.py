@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 
 from graphunified_query.cli import main
-from graphunified_query.engine import QueryEngine
-from graphunified_query.providers.embedding import Embedder, make_embedder
-from graphunified_query.router import Router
+from graphunified_query.core.providers.embedding import Embedder, make_embedder
+from graphunified_query.core.settings.model import EmbeddingSettings, QuerySettings
+from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.routing.command import train
 from graphunified_query.routing.features import QuestionFeatures
 from graphunified_query.routing.fit import cross_validate, folds
 from graphunified_query.routing.labels import Labelled, Outcome, best_strategy, load_results
 from graphunified_query.routing.learned import select_router
 from graphunified_query.routing.model import LearnedModel, load_model, model_path
-from graphunified_query.settings import EmbeddingSettings, QuerySettings
+from graphunified_query.routing.rules import Router
 
 STRATEGIES = ("naive", "hybrid", "hipporag")
 TOPICS = (

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from graphunified_query.cli import main
-from graphunified_query.engine import QueryEngine
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.providers.llm_cache import LLMCache
-from graphunified_query.retrieval.keyword_match import KeywordIndex
-from graphunified_query.retrieval.query_keywords import query_keywords
-from graphunified_query.settings import LLMSettings
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.providers.llm_cache import LLMCache
+from graphunified_query.core.settings.model import LLMSettings
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.strategies.keyword_match import KeywordIndex
+from graphunified_query.strategies.query_keywords import query_keywords
 from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
 from tests.query.conftest import index_offline
 

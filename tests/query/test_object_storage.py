@@ -18,16 +18,16 @@ from pathlib import Path
 import lancedb
 import pytest
 
-from graphunified_assets.object_mirror import mirror
-from graphunified_query.engine import QueryEngine
-from graphunified_query.lance_versions import release_unused_versions
-from graphunified_query.layout import HomeLayout
-from graphunified_query.object_store import ObjectFiles, ObjectStore, ObjectStoreError
-from graphunified_query.publication import Generation, current, publish, published_lance_versions
-from graphunified_query.retrieval.registry import names
-from graphunified_query.settings import StorageSettings
-from graphunified_query.snapshot import IndexNotBuilt
-from graphunified_query.snapshot_loader import load_snapshot
+from graphunified_assets.ops.object_mirror import mirror
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.settings.model import StorageSettings
+from graphunified_query.core.stores.lance_versions import release_unused_versions
+from graphunified_query.core.stores.object_store import ObjectFiles, ObjectStore, ObjectStoreError
+from graphunified_query.core.stores.publication import Generation, current, publish, published_lance_versions
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.snapshot.loader import load_snapshot
+from graphunified_query.snapshot.model import IndexNotBuilt
+from graphunified_query.strategies.registry import names
 from tests.fakes.s3_server import SECRET_KEY, FakeS3Server
 
 BUCKET = "graph-unified"

@@ -8,6 +8,8 @@ from types import MappingProxyType
 
 import pytest
 
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.settings.model import LLMSettings, QuerySettings, Settings
 from graphunified_query.generation import LLMGenerator
 from graphunified_query.generation.prompt import answer_instructions, user_message
 from graphunified_query.generation.templates import (
@@ -18,9 +20,7 @@ from graphunified_query.generation.templates import (
     load_template,
     prompt_template,
 )
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.results import RetrievalResult
-from graphunified_query.settings import LLMSettings, QuerySettings, Settings
+from graphunified_query.strategies.results import RetrievalResult
 from tests.fakes.anthropic_server import FakeAnthropicServer, text
 
 CODE = RetrievalResult("Start it with:\n```python\nloom.start()\n```", 0.9, "code.md > Start")

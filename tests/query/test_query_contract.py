@@ -15,12 +15,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphunified_query.cli import main
-from graphunified_query.compose.langchain import as_langchain
-from graphunified_query.engine import QueryEngine, QueryRequest, RequestError
+from graphunified_query.engine.query_engine import QueryEngine, QueryRequest, RequestError
 from graphunified_query.evaluation.dataset import Question
 from graphunified_query.evaluation.runner import run_questions
-from graphunified_query.retrieval.registry import STRATEGIES
+from graphunified_query.langchain import as_langchain
 from graphunified_query.server.app import create_app
+from graphunified_query.strategies.registry import STRATEGIES
 from tests.query.conftest import FIXTURE, index_offline
 from tests.serving import loopback_client
 
@@ -194,7 +194,8 @@ def test_top_k_is_a_hard_cap_and_a_filter_fills_it(engine: QueryEngine, strategy
 
 
 def test_a_composition_built_in_python_is_served_on_the_same_path(engine: QueryEngine) -> None:
-    from graphunified_query.compose import HybridCombiner, build
+    from graphunified_query.strategies.composable.combine import HybridCombiner
+    from graphunified_query.strategies.composable.factory import build
 
     snapshot = engine.snapshot
     injected = {c for c, row in snapshot.chunk_row.items() if snapshot.chunks.document_ids[row] == INJECTED}

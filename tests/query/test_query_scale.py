@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from graphunified_query.arrow_rows import ArrowRows, ArrowStrings
-from graphunified_query.engine import QueryEngine
-from graphunified_query.indexes.dense import DenseIndex
-from graphunified_query.retrieval.graphrag_local import GraphRAGLocalRetriever, expand
-from graphunified_query.retrieval.ppr import pagerank_iterations, transition_matrix
-from graphunified_query.settings import Settings
-from graphunified_query.snapshot import Snapshot
-from graphunified_query.snapshot_loader import load_snapshot
+from graphunified_query.core.indexes.dense import DenseIndex
+from graphunified_query.core.settings.model import Settings
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.snapshot.arrow_rows import ArrowRows, ArrowStrings
+from graphunified_query.snapshot.loader import load_snapshot
+from graphunified_query.snapshot.model import Snapshot
+from graphunified_query.strategies.graphrag_local import GraphRAGLocalRetriever, expand
+from graphunified_query.strategies.ppr import pagerank_iterations, transition_matrix
 from tests.query.compose_support import WordEmbedder, entity, make_context, relation
 
 QUESTIONS = (
@@ -157,7 +157,7 @@ def test_a_repeated_query_is_embedded_once_per_engine() -> None:
 
 
 def test_the_local_walk_cap_is_a_documented_parameter() -> None:
-    from graphunified_query.retrieval.registry import STRATEGIES
+    from graphunified_query.strategies.registry import STRATEGIES
 
     local = STRATEGIES["graphrag_local"].params.model_fields["max_neighbours_per_hop"]
     assert local.default == 50 and local.description

@@ -10,9 +10,9 @@ import lancedb
 import numpy as np
 import pytest
 
-from graphunified_query.engine import QueryEngine
-from graphunified_query.indexes.report_points import REPORT_POINT_VECTORS, ReportPoints, report_points
-from graphunified_query.retrieval.global_map import ExtractiveMapper
+from graphunified_query.core.indexes.report_points import REPORT_POINT_VECTORS, ReportPoints, report_points
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.strategies.global_map import ExtractiveMapper
 from tests.fakes.recording_embedder import RecordingEmbedder
 
 QUESTION = "Which university did the founder of Hale Mill study at?"

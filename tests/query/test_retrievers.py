@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from graphunified_query.engine import QueryEngine
-from graphunified_query.retrieval.registry import STRATEGIES, names
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.strategies.registry import STRATEGIES, names
 
 TWO_HOP = "On which river is the town where Ada Whitlock was born?"
 
@@ -121,7 +121,7 @@ def test_global_search_maps_several_communities(engine: QueryEngine) -> None:
 
 
 def test_name_linking_finds_the_entities_a_question_names() -> None:
-    from graphunified_query.retrieval.entity_linking import NameIndex
+    from graphunified_query.strategies.entity_linking import NameIndex
 
     index = NameIndex.build(
         [{"title": t} for t in ("Jump for Glory", "Jump", "Raoul Walsh", "state", "Mach's principle", "Iowa")]

@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from graphunified_query.retrieval.entity_linking import NameIndex
-from graphunified_query.router import FALLBACKS, RULES, Router
+from graphunified_query.routing.rules import FALLBACKS, RULES, Router
+from graphunified_query.strategies.entity_linking import NameIndex
 
 ALL = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")
 
@@ -138,8 +138,8 @@ def test_routing_imports_no_spacy() -> None:
     script = textwrap.dedent(
         """
         import sys
-        from graphunified_query.retrieval.entity_linking import NameIndex
-        from graphunified_query.router import Router
+        from graphunified_query.strategies.entity_linking import NameIndex
+        from graphunified_query.routing.rules import Router
         index = NameIndex.build([{"title": "Thomas Hale", "type": "PERSON"}])
         decision = Router(names=lambda: index).route(
             "Did Thomas Hale and Ada Lovelace live in the same town?", ("naive", "hybrid", "hipporag")

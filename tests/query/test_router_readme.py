@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_query.router import RULES, Router
+from graphunified_query.routing.rules import RULES, Router
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 ALL = ("naive", "hybrid", "graphrag_local", "graphrag_global", "lightrag", "hipporag")

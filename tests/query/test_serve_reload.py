@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphunified_query.engine import QueryEngine
-from graphunified_query.engine_reload import SnapshotSource
-from graphunified_query.layout import HomeLayout
-from graphunified_query.providers.embedding import Embedder, EmbeddingKind
-from graphunified_query.publication import current, publish
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers.embedding import Embedder, EmbeddingKind
+from graphunified_query.core.settings.model import load_settings
+from graphunified_query.core.stores.publication import current, publish
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.engine.reload import SnapshotSource
 from graphunified_query.server.app import create_app
-from graphunified_query.settings import load_settings
-from graphunified_query.snapshot_loader import load_snapshot
+from graphunified_query.snapshot.loader import load_snapshot
 from tests.fakes.recording_embedder import RecordingEmbedder
 from tests.serving import loopback_client
 

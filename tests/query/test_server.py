@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from graphunified_query.cli import main
-from graphunified_query.engine import QueryEngine
+from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.server import run
 from graphunified_query.server.app import create_app
 from tests.serving import serving

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 
-from graphunified_query.engine import QueryEngine
+from graphunified_query.core.settings.server import ServerSettings
+from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.server.app import create_app
 from graphunified_query.server.guard import RequestGuard, invalid_json_values
-from graphunified_query.server_settings import ServerSettings
 from tests.serving import serving
 
 

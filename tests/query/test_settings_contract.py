@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from graphunified_query.cli import main
-from graphunified_query.engine import QueryEngine
-from graphunified_query.request import RequestError, check_strategy_settings
-from graphunified_query.retrieval.registry import STRATEGIES
+from graphunified_query.core.settings.file import SettingsWarning
+from graphunified_query.core.settings.model import SettingsError, load_settings
+from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.engine.request import RequestError, check_strategy_settings
 from graphunified_query.server.app import create_app
-from graphunified_query.settings import SettingsError, load_settings
-from graphunified_query.settings_file import SettingsWarning
+from graphunified_query.strategies.registry import STRATEGIES
 from tests.serving import loopback_client
 
 DOCUMENT = Path(__file__).resolve().parents[1] / "fixtures" / "architecture_settings.yaml"

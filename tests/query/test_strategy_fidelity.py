@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from graphunified_query.engine import QueryEngine
+from graphunified_query.core.providers.claude import ClaudeClient
+from graphunified_query.core.settings.model import LLMSettings
+from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.generation.extractive import question_parts
-from graphunified_query.providers.claude import ClaudeClient
-from graphunified_query.results import RetrievalResult
-from graphunified_query.retrieval.mixing import mix_shares
-from graphunified_query.retrieval.query_keywords import query_keywords
-from graphunified_query.settings import LLMSettings
+from graphunified_query.strategies.mixing import mix_shares
+from graphunified_query.strategies.query_keywords import query_keywords
+from graphunified_query.strategies.results import RetrievalResult
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
 from tests.query.conftest import index_offline
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from graphunified_query.cli import main
-from graphunified_query.engine import QueryEngine
+from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.evaluation.command import parse_strategies
 from graphunified_query.evaluation.dataset import Question
 from graphunified_query.evaluation.runner import run_questions
-from graphunified_query.retrieval.registry import STRATEGIES
 from graphunified_query.server.app import create_app
+from graphunified_query.strategies.registry import STRATEGIES
 from tests.query.toy_strategy import TOY
 from tests.serving import loopback_client
 
@@ -70,7 +70,7 @@ def test_registry_defaults_match_the_retrievers_own() -> None:
 
 
 def test_the_readme_strategy_table_is_generated_from_the_registry() -> None:
-    from graphunified_query.settings_reference import strategy_table
+    from graphunified_query.core.settings.reference import strategy_table
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     between = readme.split("<!-- strategy-table:start -->\n", 1)[1].split("<!-- strategy-table:end -->", 1)[0]

@@ -6,11 +6,11 @@ from typing import Any
 
 from pydantic import Field
 
-from graphunified_query.results import Retrieval
-from graphunified_query.retrieval.base import RetrieverBase
-from graphunified_query.retrieval.contexts import chunk_result
-from graphunified_query.retrieval.params import StrategyParams
-from graphunified_query.retrieval.registry import Strategy
+from graphunified_query.strategies.base import RetrieverBase
+from graphunified_query.strategies.contexts import chunk_result
+from graphunified_query.strategies.params import StrategyParams
+from graphunified_query.strategies.registry import Strategy
+from graphunified_query.strategies.results import Retrieval
 
 
 class ToyParams(StrategyParams):

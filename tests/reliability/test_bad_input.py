@@ -17,13 +17,13 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_assets.cli import main as index_main
-from graphunified_assets.lib import chunking
-from graphunified_assets.lib.sources import scan_input
+from graphunified_assets.cli.main import main as index_main
+from graphunified_assets.lib.ingest import chunking
+from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_query.cli import main as ask_main
-from graphunified_query.engine import QueryEngine, RequestError
-from graphunified_query.layout import HomeLayout
-from graphunified_query.providers import load_tokenizer
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers import load_tokenizer
+from graphunified_query.engine.query_engine import QueryEngine, RequestError
 from graphunified_query.server.app import create_app
 from tests.conftest import SAMPLE_DOCS
 from tests.serving import serving

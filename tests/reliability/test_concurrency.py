@@ -14,11 +14,11 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from graphunified_assets import cli as index_cli
-from graphunified_assets.home_lock import HomeLocked
-from graphunified_assets.indexing import index, prepare_instance
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.snapshot_loader import load_snapshot
+from graphunified_assets.cli import main as index_cli
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.home_lock import HomeLocked
+from graphunified_assets.ops.indexing import index, prepare_instance
+from graphunified_query.snapshot.loader import load_snapshot
 from tests.reliability.harness import ROOT, child_env, gated_server, make_corpus, start_index, write_settings
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

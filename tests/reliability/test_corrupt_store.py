@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.indexing import index
 from graphunified_query import cli as query_cli
-from graphunified_query.layout import HomeLayout, partition_file_stem
-from graphunified_query.publication import current
-from graphunified_query.snapshot import StoreDamaged
-from graphunified_query.snapshot_loader import load_snapshot
+from graphunified_query.core.layout import HomeLayout, partition_file_stem
+from graphunified_query.core.stores.publication import current
+from graphunified_query.snapshot.loader import load_snapshot
+from graphunified_query.snapshot.model import StoreDamaged
 from tests.conftest import SAMPLE_DOCS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_query.snapshot_loader import load_snapshot
+from graphunified_query.snapshot.loader import load_snapshot
 from tests.reliability.harness import (
     gated_server,
     kill_after_answers,

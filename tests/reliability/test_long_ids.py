@@ -13,10 +13,10 @@ from urllib.parse import quote
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_assets.cli import main as index_main
-from graphunified_assets.lib.index_state import IndexState
-from graphunified_query.layout import HomeLayout, is_partition_file_stem
-from graphunified_query.providers.llm_cache import LLMCache
+from graphunified_assets.cli.main import main as index_main
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_query.core.layout import HomeLayout, is_partition_file_stem
+from graphunified_query.core.providers.llm_cache import LLMCache
 from tests.conftest import SAMPLE_DOCS
 
 CHINESE = "河流泛滥的历史记录" * 4 + ".txt"  # 36 characters, 108 bytes, 324 once percent-encoded

@@ -18,19 +18,19 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_assets.indexing import index
+from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure
 from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
 from graphunified_assets.lib.extraction.records import ChunkText
 from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME
-from graphunified_assets.lib.index_state import IndexState
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.layout import HomeLayout
-from graphunified_query.providers.claude import ClaudeClient, LLMError
-from graphunified_query.providers.embedding import EmbeddingError
-from graphunified_query.providers.llm_cache import LLMCache, request_key
-from graphunified_query.providers.voyage_embedder import VoyageEmbedder
-from graphunified_query.settings import LLMSettings, Settings
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers.claude import ClaudeClient, LLMError
+from graphunified_query.core.providers.embedding import EmbeddingError
+from graphunified_query.core.providers.llm_cache import LLMCache, request_key
+from graphunified_query.core.providers.voyage_embedder import VoyageEmbedder
+from graphunified_query.core.settings.model import LLMSettings, Settings
 from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
 from tests.fakes.fault_corpus import (
     FAILING,

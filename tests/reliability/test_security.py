@@ -26,12 +26,12 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from graphunified_assets.cli import main as index_main
-from graphunified_assets.lib.sources import scan_input
+from graphunified_assets.cli.main import main as index_main
+from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_query.cli import _add_serve
 from graphunified_query.cli import main as ask_main
-from graphunified_query.engine import QueryEngine
-from graphunified_query.layout import HomeLayout
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.server import run
 from graphunified_query.server.app import create_app
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use

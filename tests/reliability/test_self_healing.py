@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_assets.indexing import index
-from graphunified_assets.resources import GraphUnifiedResource
-from graphunified_query.layout import HomeLayout
-from graphunified_query.parquet_store import StoreError
-from graphunified_query.publication import current
-from graphunified_query.snapshot_loader import load_snapshot
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.ops.indexing import index
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.parquet import StoreError
+from graphunified_query.core.stores.publication import current
+from graphunified_query.snapshot.loader import load_snapshot
 from tests.reliability.test_corrupt_store import DAMAGE
 from tests.reliability.test_corrupt_store import built as built
 from tests.reliability.test_corrupt_store import home as home

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from graphunified_assets.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
+from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from tests.conftest import SAMPLE_DOCS
 from tests.ui.dagster_dev import (
     FINISHED,

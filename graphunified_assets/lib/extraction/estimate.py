@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphunified_query.providers.cost import estimate_cost
-from graphunified_query.settings import Settings
+from graphunified_query.core.providers.cost import estimate_cost
+from graphunified_query.core.settings.model import Settings
 
 CHARS_PER_TOKEN = 4
 OUTPUT_TOKENS_PER_CALL = 700  # a typical tool payload for a 512-token chunk

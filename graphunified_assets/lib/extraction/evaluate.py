@@ -8,7 +8,7 @@ from graphunified_assets.lib.extraction.gold import DEFAULT_GOLD, DOCS_DIR, load
 from graphunified_assets.lib.extraction.quality import QualityReport, score_all
 from graphunified_assets.lib.extraction.records import ExtractedEntity, ExtractedRelationship, Extractor
 from graphunified_assets.lib.tuning.corpus import corpus_chunks
-from graphunified_query.settings import ChunkingSettings
+from graphunified_query.core.settings.model import ChunkingSettings
 
 
 def evaluate_extractor(

@@ -23,7 +23,7 @@ from graphunified_assets.lib.extraction.records import (
     ExtractedRelationship,
     Extractor,
 )
-from graphunified_query.providers.llm_cache import LLMCache, request_key
+from graphunified_query.core.providers.llm_cache import LLMCache, request_key
 
 
 def source_digest(*modules: ModuleType) -> str:

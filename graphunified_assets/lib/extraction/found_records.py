@@ -16,7 +16,7 @@ from graphunified_assets.lib.extraction.records import (
     ExtractedFact,
     ExtractedRelationship,
 )
-from graphunified_query.providers.llm_client import ContentResponse
+from graphunified_query.core.providers.llm_client import ContentResponse
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -28,9 +28,9 @@ from graphunified_assets.lib.extraction.records import (
 )
 from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME, Message, follow_up, tool_request
 from graphunified_assets.lib.extraction.tuned_prompts import ExtractionPrompts, packaged_prompts
-from graphunified_query.providers.llm import LLM
-from graphunified_query.providers.llm_client import ContentResponse
-from graphunified_query.providers.structured import object_check, structured_each
+from graphunified_query.core.providers.llm import LLM
+from graphunified_query.core.providers.llm_client import ContentResponse
+from graphunified_query.core.providers.structured import object_check, structured_each
 
 _RECORDS: dict[str, type[BaseModel]] = {
     "entities": ExtractedEntity,

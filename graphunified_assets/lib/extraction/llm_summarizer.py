@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from graphunified_query.providers.llm import LLM
-from graphunified_query.providers.llm_client import LLMError
+from graphunified_query.core.providers.llm import LLM
+from graphunified_query.core.providers.llm_client import LLMError
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from graphunified_assets.lib.extraction.records import (
     ExtractedFact,
     ExtractedRelationship,
 )
-from graphunified_query.spacy_text import (
+from graphunified_query.core.text.spacy_text import (
     LABEL_TO_TYPE,
     clean_name,
     is_useful_name,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from spacy.tokens import Span, Token
 
-from graphunified_query.spacy_text import LABEL_TO_TYPE, clean_name, is_useful_name
+from graphunified_query.core.text.spacy_text import LABEL_TO_TYPE, clean_name, is_useful_name
 
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 _OBJECT_DEPS = frozenset({"dobj", "attr", "oprd", "dative"})

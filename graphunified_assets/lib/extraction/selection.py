@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphunified_assets.lib.extraction.records import Extractor
-from graphunified_query.providers.llm_client import LLMError
-from graphunified_query.providers.registry import resolve_llm
-from graphunified_query.settings import Settings
+from graphunified_query.core.providers.llm_client import LLMError
+from graphunified_query.core.providers.registry import resolve_llm
+from graphunified_query.core.settings.model import Settings
 
 if TYPE_CHECKING:
-    from graphunified_query.providers.llm import LLM
+    from graphunified_query.core.providers.llm import LLM
 
 
 class ExtractorConfigurationError(ValueError):
@@ -59,8 +59,8 @@ def _offline_extractor(settings: Settings, cache: Path | None) -> Extractor:
 
     from graphunified_assets.lib.extraction import offline_extractor, offline_facts
     from graphunified_assets.lib.extraction.extraction_cache import CachedExtractor, source_digest
-    from graphunified_query import spacy_text
-    from graphunified_query.providers.llm_cache import LLMCache
+    from graphunified_query.core.providers.llm_cache import LLMCache
+    from graphunified_query.core.text import spacy_text
 
     extractor = offline_extractor.OfflineExtractor(
         entity_types=settings.extraction.entity_types, concept_heads=settings.extraction.concept_heads

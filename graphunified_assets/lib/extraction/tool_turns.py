@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from graphunified_query.providers import structured
+from graphunified_query.core.providers import structured
 
 TOOL_NAME = "record_extraction"
 TOOL = json.loads(Path(__file__).with_name("prompts").joinpath("extraction_tool.json").read_text("utf-8"))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphunified_assets.lib.extraction.selection import ExtractorConfigurationError
-from graphunified_query.settings import ExtractionSettings
+from graphunified_query.core.settings.model import ExtractionSettings
 
 PACKAGED = Path(__file__).with_name("prompts")
 SYSTEM_FILE = "extract_system.md"

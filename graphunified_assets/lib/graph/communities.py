@@ -14,7 +14,7 @@ from datetime import date
 import pyarrow as pa
 
 from graphunified_assets.lib.graph.leiden import Community
-from graphunified_query.tables import COMMUNITIES_SCHEMA
+from graphunified_query.core.tables import COMMUNITIES_SCHEMA
 
 
 def communities_table(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphunified_query.tables import GRAPH_EDGES_SCHEMA
+from graphunified_query.core.tables import GRAPH_EDGES_SCHEMA
 
 
 def graph_edges(entities: pa.Table, relationships: pa.Table, synonyms: pa.Table) -> pa.Table:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from graphunified_query.tables import SYNONYMS_SCHEMA
+from graphunified_query.core.tables import SYNONYMS_SCHEMA
 
 Embed = Callable[[list[str]], np.ndarray]
 _BLOCK = 256  # rows of the new-by-all similarity matrix held at once: 76 MB at 74K names

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from graphunified_assets.lib.reports.context import CommunityContext, community_context
 from graphunified_assets.lib.reports.model import Report
-from graphunified_query.tables import COMMUNITY_REPORTS_SCHEMA
+from graphunified_query.core.tables import COMMUNITY_REPORTS_SCHEMA
 
 FALLBACK_SUFFIX = "+fallback"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from graphunified_assets.lib.description_summary import summarize_descriptions
+from graphunified_assets.lib.graph.description_summary import summarize_descriptions
 from graphunified_assets.lib.reports.context import CommunityContext
 from graphunified_assets.lib.reports.model import Finding, Report
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from graphunified_assets.lib.reports.context import CommunityContext
 from graphunified_assets.lib.reports.model import Report
-from graphunified_query.providers.llm import LLM
-from graphunified_query.providers.structured import call_structured, model_check, tool_request
+from graphunified_query.core.providers.llm import LLM
+from graphunified_query.core.providers.structured import call_structured, model_check, tool_request
 
 _PROMPTS = Path(__file__).with_name("prompts")
 _TOOL = json.loads((_PROMPTS / "community_report_tool.json").read_text(encoding="utf-8"))

@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphunified_assets.lib.chunking import chunk_text
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.extraction.records import ChunkText
-from graphunified_assets.lib.readers import read_documents
-from graphunified_assets.lib.sources import scan_input
-from graphunified_query.providers import load_tokenizer
-from graphunified_query.settings import ChunkingSettings
-from graphunified_query.tables import contextual_text
+from graphunified_assets.lib.ingest.chunking import chunk_text
+from graphunified_assets.lib.ingest.readers import read_documents
+from graphunified_assets.lib.ingest.sources import scan_input
+from graphunified_query.core.providers import load_tokenizer
+from graphunified_query.core.settings.model import ChunkingSettings
+from graphunified_query.core.tables import contextual_text
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from graphunified_assets.lib.tuning.proposal import Proposal
-from graphunified_query.providers.llm import LLM
-from graphunified_query.providers.structured import call_structured, model_check, tool_request
+from graphunified_query.core.providers.llm import LLM
+from graphunified_query.core.providers.structured import call_structured, model_check, tool_request
 
 TOOL_NAME = "propose_extraction_setup"
 _PROMPTS = Path(__file__).with_name("prompts")

@@ -15,7 +15,7 @@ from spacy.language import Language
 
 from graphunified_assets.lib.extraction.offline_extractor import singular
 from graphunified_assets.lib.tuning.corpus import CorpusChunk
-from graphunified_query.spacy_text import LABEL_TO_TYPE, load_pipeline
+from graphunified_query.core.text.spacy_text import LABEL_TO_TYPE, load_pipeline
 
 MIN_TYPE_SHARE = 0.02
 MIN_HEAD_COUNT = 3

@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 
 from graphunified_assets.lib.extraction.tuned_prompts import load_prompts
-from graphunified_assets.lib.index_state import IndexState
-from graphunified_query.layout import HomeLayout
-from graphunified_query.settings import Settings
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.settings.model import Settings
 
 STATE_FILE = "extraction_settings.json"
 

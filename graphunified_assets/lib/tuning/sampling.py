@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from graphunified_assets.lib.tuning.corpus import CorpusChunk
-from graphunified_query.providers.embedding import Embedder
+from graphunified_query.core.providers.embedding import Embedder
 
 
 def farthest_point_order(vectors: np.ndarray, k: int) -> list[int]:

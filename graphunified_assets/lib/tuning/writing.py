@@ -17,7 +17,7 @@ import yaml
 
 from graphunified_assets.lib.extraction.tuned_prompts import EXAMPLES_FILE, GLEAN_FILE, PACKAGED, SYSTEM_FILE
 from graphunified_assets.lib.tuning.proposal import Example, Proposal
-from graphunified_query.settings import SETTINGS_FILE_NAME, SettingsError, load_settings
+from graphunified_query.core.settings.model import SETTINGS_FILE_NAME, SettingsError, load_settings
 
 FRAGMENT_FILE = "settings.tuned.yaml"
 PROMPTS_DIR = "prompts"

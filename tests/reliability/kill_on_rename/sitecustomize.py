@@ -1,7 +1,7 @@
 """Loaded by every Python process the reliability tests start (its folder is on their PYTHONPATH):
 with GU_KILL_ON_RENAME=<table>, the process SIGKILLs itself when a finished temporary file of that
 table is about to be renamed into place (mid-write). Every process, because `index` runs each
-Dagster run in a child process of its own (graphunified_assets/child_process.py)."""
+Dagster run in a child process of its own (graphunified_assets/ops/child_process.py)."""
 
 import os
 import signal

@@ -1,0 +1,199 @@
+"""`python -m graphunified_assets index|status|publish|export-graphrag|…`: drive the pipeline."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from graphunified_assets.cli import config as config_cli
+from graphunified_assets.cli import tuning as tuning_cli
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_query.core.settings.model import SettingsError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m graphunified_assets", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    index_cmd = commands.add_parser("index", help="index new/changed documents, remove deleted ones")
+    index_cmd.add_argument("--input", help="input folder (default: settings.storage.input_dir)")
+    index_cmd.add_argument("--home", default="data", help="data home holding tables, caches and runs")
+    index_cmd.add_argument(
+        "--refresh",
+        action="store_true",
+        help="rebuild graph, communities, reports and indexes even if no document changed "
+        "(after changing settings or upgrading)",
+    )
+    status_cmd = commands.add_parser("status", help="what is indexed and what failed")
+    status_cmd.add_argument("--home", default="data")
+    status_cmd.add_argument("--input", help="input folder whose next `index` to preview (default: settings)")
+    export_cmd = commands.add_parser("export-graphrag", help="write the index as a GraphRAG v3 output folder")
+    export_cmd.add_argument("out", help="folder to write the GraphRAG tables to (created if missing)")
+    export_cmd.add_argument("--home", default="data")
+    import_cmd = commands.add_parser(
+        "import-graphrag", help="import a GraphRAG output folder (v1-v3) into a fresh home and index it"
+    )
+    import_cmd.add_argument("folder", help="GraphRAG's output folder (or the project root holding output/)")
+    import_cmd.add_argument("--home", default="data")
+    publish_cmd = commands.add_parser(
+        "publish", help="copy the published index to object storage (storage.publish_uri or --to)"
+    )
+    publish_cmd.add_argument("--home", default="data")
+    publish_cmd.add_argument("--to", help="s3://bucket/prefix (default: settings.storage.publish_uri)")
+    tuning_cli.add_parsers(commands)  # tune, extraction-report
+    config_cli.add_parsers(commands)  # init, settings-reference
+    args = parser.parse_args(argv)
+    if problem := argument_problem(args):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if args.command in config_cli.COMMANDS:  # no home or settings needed
+        return config_cli.run(args)
+    resource = GraphUnifiedResource(
+        home=args.home,
+        input_dir=getattr(args, "input", None),
+        # README: exporting the keys before `index` selects Voyage/Claude; read only from the environment.
+        voyage_api_key=os.environ.get("VOYAGE_API_KEY") or None,
+        anthropic_api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
+    )
+    try:
+        if args.command == "index":
+            return _index(resource, refresh=args.refresh)
+        if args.command == "export-graphrag":
+            return _export_graphrag(resource, Path(args.out))
+        if args.command == "import-graphrag":
+            return _import_graphrag(resource, Path(args.folder))
+        if args.command == "publish":
+            return _publish(resource, args.to)
+        if args.command in tuning_cli.COMMANDS:
+            return tuning_cli.run(args, resource)
+        return _status(resource)
+    except SettingsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def argument_problem(args: argparse.Namespace) -> str | None:
+    """Arguments no command can use, said in one line (they used to end in a traceback)."""
+    for name, value in vars(args).items():
+        if isinstance(value, str) and not _is_utf8(value):
+            return f"--{name} {value.encode('utf-8', 'replace').decode()!r} is not valid UTF-8; rename it"
+    home = getattr(args, "home", None)
+    if home is not None and Path(home).exists() and not Path(home).is_dir():
+        return f"--home {home} is a file; pass a folder (it is created if missing)"
+    return None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # argv bytes that were not UTF-8 arrive as lone surrogates
+        return False
+    return True
+
+
+def _index(resource: GraphUnifiedResource, *, refresh: bool = False) -> int:
+    import dagster
+
+    warnings.filterwarnings("ignore", category=dagster.BetaWarning)  # BackfillPolicy is beta
+
+    from graphunified_assets.ops.indexing import index  # dagster import is slow; only when needed
+    from graphunified_assets.ops.logs import cli_error, configure_logging
+
+    echo, fail = configure_logging(resource.settings.logging), cli_error(resource.settings.logging)
+
+    if not resource.input_path.is_dir():
+        fail(f"input folder {resource.input_path} does not exist; pass --input DIR")
+        return 2
+    try:
+        tuning_cli.reextract_changed(resource, echo)  # tuned extraction settings: re-extract all
+        report = index(resource, refresh=refresh, echo=echo)
+    except RuntimeError as error:  # a failed run: its message says where to look and what to do
+        fail(str(error))
+        return 1
+    except OSError as error:  # a full disk, a read-only home: outside any run
+        where = error.filename or resource.layout.home
+        fail(f"cannot write {where} ({error.strerror}); free space or fix permissions, then re-run `index`")
+        return 1
+    echo(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
+    _status(resource, echo)
+    return 0
+
+
+def _export_graphrag(resource: GraphUnifiedResource, out: Path) -> int:
+    from graphunified_assets.ops.graphrag_io import export_graphrag
+    from graphunified_query.core.stores.parquet import StoreError
+
+    if out.exists() and not out.is_dir():
+        print(f"error: {out} is a file; pass a folder to write the GraphRAG tables to", file=sys.stderr)
+        return 2
+    try:
+        report = export_graphrag(resource.layout.home, out)
+    except StoreError as error:  # no index yet: the message names the file and the command
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(
+            f"error: cannot write to {out} ({error.strerror}); check the folder and free space",
+            file=sys.stderr,
+        )
+        return 1
+    print(report.summary())
+    return 0
+
+
+def _publish(resource: GraphUnifiedResource, to: str | None) -> int:
+    """What the `remote_snapshot` asset does after each refresh, on demand (e.g. after an outage)."""
+    import json
+
+    from graphunified_assets.ops.home_lock import HomeLocked, home_lock, refuse_foreign_runs
+    from graphunified_assets.ops.indexing import prepare_instance
+    from graphunified_assets.ops.object_mirror import mirror
+    from graphunified_query.core.layout import refresh_command
+    from graphunified_query.core.stores.object_store import ObjectFiles, ObjectStore
+    from graphunified_query.core.stores.parquet import StoreError
+    from graphunified_query.core.stores.publication import current
+
+    layout, storage = resource.layout, resource.settings.storage
+    uri = to or storage.publish_uri
+    if not uri:
+        print("error: pass --to s3://bucket/prefix or set storage.publish_uri", file=sys.stderr)
+        return 2
+    try:
+        with home_lock(layout, command=f"python -m graphunified_assets publish --home {layout.home}"):
+            # A refresh launched from the UI may publish and mirror meanwhile: wait for it instead.
+            refuse_foreign_runs(prepare_instance(resource), layout.home)
+            generation = current(layout, rebuild_hint=refresh_command(layout.home))
+            report = mirror(layout, generation, ObjectFiles(ObjectStore.at(uri, storage, os.environ)))
+    except (StoreError, HomeLocked) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps(report.as_dict(), indent=2))
+    return 0
+
+
+def _import_graphrag(resource: GraphUnifiedResource, folder: Path) -> int:
+    import dagster
+
+    from graphunified_assets.ops.graphrag_io import GraphRAGFormatError, import_graphrag
+
+    warnings.filterwarnings("ignore", category=dagster.BetaWarning)
+    try:
+        report = import_graphrag(folder, resource)
+    except (GraphRAGFormatError, FileExistsError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except RuntimeError as error:  # a failed Dagster run: its message says where to look
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(report.summary())
+    return 0
+
+
+def _status(resource: GraphUnifiedResource, echo: Callable[[str], None] = print) -> int:
+    from graphunified_assets.ops.home_status import print_status
+
+    print_status(resource.layout, resource.input_path, echo)
+    return 0

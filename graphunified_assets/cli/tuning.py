@@ -1,0 +1,63 @@
+"""The `tune` and `extraction-report` subcommands (wired into cli.py), and `index`'s re-extraction check."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.extraction.gold import DEFAULT_GOLD, GoldLabelError
+from graphunified_assets.lib.extraction.selection import ExtractorConfigurationError
+from graphunified_query.core.providers.llm_client import LLMError
+from graphunified_query.core.providers.registry import provider_names
+
+COMMANDS = ("tune", "extraction-report")
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    tune = commands.add_parser(
+        "tune", help="propose domain-tuned extraction prompts and types (writes <home>/settings.tuned.yaml)"
+    )
+    tune.add_argument("--input", help="corpus folder to sample (default: settings.storage.input_dir)")
+    tune.add_argument("--home", default="data")
+    tune.add_argument("--provider", choices=provider_names()[1:], help="default: llm.provider of the home")
+    tune.add_argument("--sample", type=int, default=12, help="chunks shown to the LLM (offline reads >= 300)")
+    tune.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="labelled fixture for F1 before/after")
+    tune.add_argument("--no-eval", action="store_true", help="skip the before/after F1 on the gold fixture")
+    report = commands.add_parser(
+        "extraction-report", help="precision/recall/F1 of extraction on a labelled set"
+    )
+    report.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="folder with labels.yaml and docs/")
+    report.add_argument("--home", default="data", help="settings (and tuned prompts) of this home are used")
+    report.add_argument("--provider", choices=provider_names()[1:], help="default: llm.provider of the home")
+    report.add_argument("--json", action="store_true")
+
+
+def run(args: argparse.Namespace, resource: GraphUnifiedResource) -> int:
+    from graphunified_assets.lib.tuning.llm_tuner import TuningError
+    from graphunified_assets.ops.tuning import run_extraction_report, run_tune
+
+    try:
+        if args.command == "tune":
+            if args.sample < 1:
+                raise ExtractorConfigurationError("--sample must be at least 1")
+            run_tune(
+                resource, provider=args.provider, sample=args.sample, gold=None if args.no_eval else args.gold
+            )
+        else:
+            run_extraction_report(resource, provider=args.provider, gold=args.gold, as_json=args.json)
+    except (ExtractorConfigurationError, GoldLabelError, TuningError, LLMError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def reextract_changed(resource: GraphUnifiedResource, echo: Callable[[str], None]) -> None:
+    """Before `index`: tuned extraction settings mark every indexed document for re-extraction."""
+    from graphunified_assets.lib.tuning.reextract import reextract_if_settings_changed
+
+    touched = reextract_if_settings_changed(resource.layout, resource.settings, resource.llm_provider())
+    if touched:
+        echo(f"extraction settings changed: {touched} indexed documents will be re-extracted")

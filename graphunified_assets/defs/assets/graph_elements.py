@@ -1,0 +1,116 @@
+"""`entities`, `relationships`, `facts`: corpus-wide tables after entity resolution."""
+
+from collections import Counter
+
+import dagster as dg
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphunified_assets.defs.observability import llm_usage, markdown_table, numeric, stage_timing
+from graphunified_assets.defs.partitions import after_documents_change, documents_partitions
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
+from graphunified_assets.lib.graph.graph_elements import build_graph_elements
+from graphunified_assets.lib.graph.relationship_keywords import spacy_phrases
+from graphunified_assets.lib.graph.resolution_pairs import PairMemory
+from graphunified_query.core.embedding_models import uncalibrated_thresholds_warning
+from graphunified_query.core.providers.fused_embedder import primary_embedder
+from graphunified_query.core.providers.llm_cache import LLMCache
+from graphunified_query.core.stores.parquet import write_table_atomic
+from graphunified_query.core.tables import ENTITIES, FACTS, RELATIONSHIPS
+
+PAIR_MEMORY = "resolution_pairs.json.gz"  # in the home's cache folder: deleting it costs one full resolution
+
+
+def _table_spec(name: str, description: str) -> dg.AssetSpec:
+    return dg.AssetSpec(
+        name,
+        group_name="graph",
+        kinds={"parquet"},
+        deps=["extractions"],
+        description=description,
+        automation_condition=after_documents_change,
+    )
+
+
+@dg.multi_asset(
+    specs=[
+        _table_spec(ENTITIES, "Resolved entities (GraphRAG `entities` columns plus merged_from)."),
+        _table_spec(RELATIONSHIPS, "Weighted, undirected relationships between resolved entities."),
+        _table_spec(FACTS, "Subject-predicate-object facts with the chunks that state them."),
+    ],
+    ins={"extractions": dg.AssetIn()},
+    pool="llm",  # Claude description summaries share the provider limits with extraction
+)
+def graph_elements(
+    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, extractions: pa.Table
+):
+    """Resolve every chunk's mentions into one entity per real-world thing, then aggregate."""
+    live = pa.array(sorted(context.instance.get_dynamic_partitions(documents_partitions.name)), pa.string())
+    # Decoded to Python a slice at a time: every row of the corpus at once took ~0.4 GB more.
+    rows = ExtractionRows(extractions.filter(pc.is_in(extractions.column("document_id"), live)))
+    # Name neighbours for resolution (cached) come from the first model: its cosine threshold.
+    resolver = primary_embedder(graphunified.embedder())
+    if warning := uncalibrated_thresholds_warning(resolver.model_name):
+        context.log.warning(warning)  # e.g. e5 alone: its cosines pass far more name pairs
+    summarizer = graphunified.summarizer()
+    layout = graphunified.layout
+    # Candidate pairs of the last build: an update compares only new and changed names.
+    memory = PairMemory.load(layout.cache / PAIR_MEMORY, {"model": resolver.model_name})
+    elements = build_graph_elements(
+        rows,
+        summarize_above=graphunified.settings.extraction.summarize_above_fragments,
+        embed=lambda texts: resolver.embed(texts),
+        summarize=summarizer,
+        memory=memory,
+        # Offline relationships get their sentence's theme phrases as keywords (cached by content).
+        phrases=spacy_phrases(LLMCache(graphunified.layout.relationship_keywords_cache)),
+    )
+    memory.save(layout.cache / PAIR_MEMORY)
+    for name, table in (
+        (ENTITIES, elements.entities),
+        (RELATIONSHIPS, elements.relationships),
+        (FACTS, elements.facts),
+    ):
+        write_table_atomic(layout.table_path(name), table)
+    merges = {f"merged_{rule}": count for rule, count in elements.merges.items()}
+    types = (
+        pc.value_counts(elements.entities.column("type")).to_pylist() if elements.entities.num_rows else []
+    )
+    timing = stage_timing()  # one step builds all three tables
+    yield dg.MaterializeResult(
+        asset_key=ENTITIES,
+        metadata={
+            **numeric(
+                {
+                    "rows": elements.entities.num_rows,
+                    "documents": len(live),
+                    "mentions_merged": sum(elements.merges.values()),
+                    **memory.work,  # what resolution compared this run (new names only on updates)
+                    **merges,
+                }
+            ),
+            "merges": markdown_table(["rule", "mentions merged"], sorted(elements.merges.items())),
+            "types": markdown_table(
+                ["type", "entities"], sorted(((t["values"], t["counts"]) for t in types), key=lambda r: -r[1])
+            ),
+            **llm_usage(getattr(summarizer, "client", None)),
+            **timing,
+        },
+    )
+    yield dg.MaterializeResult(
+        asset_key=RELATIONSHIPS, metadata={**relationship_metadata(elements.relationships), **timing}
+    )
+    yield dg.MaterializeResult(
+        asset_key=FACTS, metadata={**numeric({"rows": elements.facts.num_rows}), **timing}
+    )
+
+
+def relationship_metadata(relationships: pa.Table, shown: int = 15) -> dict[str, dg.MetadataValue]:
+    """Rows, how many carry high-level keywords, and the commonest keywords (LightRAG `global`)."""
+    keywords = relationships.column("keywords").to_pylist()
+    counts = Counter(k for row in keywords for k in row or ())
+    return {
+        **numeric({"rows": relationships.num_rows, "with_keywords": sum(1 for row in keywords if row)}),
+        "top_keywords": markdown_table(["keyword", "relationships"], counts.most_common(shown)),
+    }

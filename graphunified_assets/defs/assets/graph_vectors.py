@@ -1,0 +1,282 @@
+"""`graph_vectors`: LanceDB indexes of entities, relationships and facts for the graph retrievers.
+
+Each table streams through in slices of ``SLICE_ROWS``: rows are read, embedded (each distinct
+text once; unchanged texts from the embedding cache) and written to LanceDB slice by slice, so the
+step holds one slice's Python rows and vectors instead of every row of the three tables (the
+12.6K-passage build's peak). Only tables large enough for inverted lists keep their whole float32
+matrix, which the lists are built from.
+
+An update (same model and composition settings as the manifest records) writes slices instead:
+each row's text, composed column by column, is compared with the stored table's, only new and
+changed rows are computed, and the table gets one delete and one append (`lib/lance_slices.py`).
+The inverted lists keep their centroids and place new rows at the nearest (`lib/ivf_update.py`).
+"""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from graphunified_assets.defs.observability import stage_timing
+from graphunified_assets.defs.partitions import after_documents_change
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.vectors import ivf_update
+from graphunified_assets.lib.vectors.composed_vectors import ENTITY_EXPONENT, entity_pieces, entity_vectors
+from graphunified_assets.lib.vectors.distinct_embedding import embed_rows
+from graphunified_assets.lib.vectors.graph_vector_texts import ROW_TEXTS, column_texts
+from graphunified_assets.lib.vectors.lance_slices import (
+    SliceChange,
+    aligned_matrix,
+    apply_change,
+    plan_change,
+    stored_rows,
+)
+from graphunified_assets.lib.vectors.relationship_vectors import (
+    PAIR_WEIGHT,
+    relationship_text,
+    relationship_vectors,
+)
+from graphunified_query.core.indexes import ivf
+from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
+from graphunified_query.core.providers import CachedEmbedder
+from graphunified_query.core.stores.parquet import read_table
+from graphunified_query.core.tables import ENTITIES, FACTS, RELATIONSHIPS
+
+VECTOR_TABLES = {ENTITIES: "entity_vectors", RELATIONSHIPS: "relationship_vectors", FACTS: "fact_vectors"}
+SLICE_ROWS = 16_384  # rows per slice: ~25 MB of vectors, a few tens of MB of Python rows
+
+
+@dg.asset(
+    group_name="indexes",
+    kinds={"lancedb"},
+    deps=[ENTITIES, RELATIONSHIPS, FACTS],
+    automation_condition=after_documents_change,
+    pool="models",
+)
+def graph_vectors(
+    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource
+) -> dg.MaterializeResult:
+    """Entity, relationship and fact vectors; unchanged descriptions come from the embedding cache."""
+    embedder = graphunified.embedder()
+    keyword_weight = graphunified.settings.graph.relationship_keyword_weight  # LightRAG's keywords
+    db = lancedb.connect(str(graphunified.layout.lancedb))
+    metadata: dict[str, object] = {"model": embedder.model_name}
+    calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
+    composed_entities = graphunified.settings.graph.composed_entity_vectors
+    vectorizer = _Vectorizer(embedder, keyword_weight=keyword_weight, composed_entities=composed_entities)
+    layout = graphunified.layout
+    # Same composition settings as the stored vectors: only changed rows are computed. Whatever
+    # else decides how rows become vectors belongs here too (a change rewrites every table).
+    composition = {
+        "keyword_weight": keyword_weight,
+        "pair_weight": PAIR_WEIGHT,
+        "entity_exponent": ENTITY_EXPONENT if composed_entities else None,  # None: embedded whole
+    }
+    previous = read_manifest(layout.index_path("graph_vectors")) or {}
+    same_settings = previous.get("model") == embedder.model_name and all(
+        previous.get(name) == value for name, value in composition.items()
+    )
+    for source, target in VECTOR_TABLES.items():
+        table = read_table(layout.table_path(source))
+        lists_path = layout.index_path(ivf.ivf_file(target))
+        update = _updated(db, target, table, source, vectorizer) if same_settings else None
+        if update is None:
+            slices = _slices(table, source, vectorizer)
+            matrix = _write(db, target, slices, table.num_rows if table.num_rows >= ivf.MIN_ROWS else 0)
+            if matrix is None:  # no rows: an empty table of the model's size
+                empty = np.zeros((0, embedder.dimension), np.float32)
+                db.create_table(
+                    target, data=_batch(pa.array([], pa.string()), [], empty, ""), mode="overwrite"
+                )
+            metadata[f"{target}_computed"] = table.num_rows
+            metadata[f"{target}_lists"] = _clustered(lists_path, table, matrix)
+        else:
+            change, computed = update
+            metadata[f"{target}_computed"] = len(change.compute)
+            metadata[f"{target}_deleted"] = len(change.stale)
+            metadata[f"{target}_lists"] = _updated_lists(lists_path, table, change, computed, db, target)
+        metadata[target] = table.num_rows
+        context.log.info(f"{target}: {table.num_rows} rows")
+    metadata.update(
+        {
+            "texts_requested": vectorizer.requested,  # per row: its texts (three per relationship)
+            "texts_distinct": vectorizer.distinct,  # what reached the cache, once per slice
+            "texts_embedded": embedder.texts_embedded - embedded_before,  # what the model computed
+            "provider_calls": embedder.provider_calls - calls_before,
+        }
+    )
+    manifest = write_manifest(
+        layout.index_path("graph_vectors"),
+        {source: file_fingerprint(layout.table_path(source)) for source in VECTOR_TABLES},
+        model=embedder.model_name,
+        **composition,
+    )
+    metadata["built_from"] = dg.MetadataValue.json(manifest["built_from"])
+    metadata.update(stage_timing())
+    return dg.MaterializeResult(metadata=metadata)
+
+
+class _Vectorizer:
+    """How this run turns rows into vectors: the embedder (counting the texts asked for), its model
+    and the composition settings the manifest records."""
+
+    def __init__(self, embedder: CachedEmbedder, *, keyword_weight: float, composed_entities: bool) -> None:
+        self.embedder = embedder
+        self.model = embedder.model_name
+        self.keyword_weight = keyword_weight  # > 0: relationships' LightRAG keywords join their vectors
+        self.composed_entities = composed_entities  # `graph.composed_entity_vectors`
+        self.requested = 0
+        self.distinct = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.distinct += len(texts)
+        return self.embedder.embed(texts)
+
+    def batch(self, part: pa.Table, source: str) -> tuple[pa.RecordBatch, np.ndarray]:
+        """Rows of ``source`` → their LanceDB batch and its float32 vectors."""
+        texts, vectors = self.vectors(part.to_pylist(), source)
+        return _batch(part.column("id").combine_chunks(), texts, vectors, self.model), vectors
+
+    def vectors(self, rows: list[dict], source: str) -> tuple[list[str], np.ndarray]:
+        """Rows → (their texts, their float32 vectors)."""
+        if source == RELATIONSHIPS:
+            texts = [relationship_text(row, keywords=self.keyword_weight > 0) for row in rows]
+            self.requested += 3 * len(rows)  # description, source name, target name
+            vectors = relationship_vectors(rows, self.embed, keyword_weight=self.keyword_weight)
+        elif source == ENTITIES and self.composed_entities:  # from the name and its sentences
+            texts = [ROW_TEXTS[source](row) for row in rows]
+            self.requested += sum(len(entity_pieces(row)) for row in rows)
+            vectors = entity_vectors(rows, self.embed)
+        else:
+            texts = [ROW_TEXTS[source](row) for row in rows]
+            self.requested += len(rows)
+            vectors = embed_rows(texts, self.embed)
+        return texts, np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def _write(
+    db: lancedb.DBConnection,
+    target: str,
+    slices: Iterator[tuple[pa.RecordBatch, np.ndarray]],
+    keep_rows: int,
+) -> np.ndarray | None:
+    """Streams the slices into one new version of ``target``; returns every vector when
+    ``keep_rows`` (the table's row count: inverted lists are built from them), else only the first
+    slice's, or None when there are no rows. Kept vectors go straight into one preallocated
+    matrix: stacking the slices at the end held each of them twice (316K relationships: 485 MB)."""
+    first = next(slices, None)
+    if first is None:
+        return None
+    matrix = np.empty((keep_rows, first[1].shape[1]), np.float32) if keep_rows else first[1]
+    filled = 0
+
+    def keep(vectors: np.ndarray) -> None:
+        nonlocal filled
+        if keep_rows:
+            matrix[filled : filled + len(vectors)] = vectors
+            filled += len(vectors)
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        keep(first[1])
+        yield first[0]
+        for batch, vectors in slices:
+            keep(vectors)
+            yield batch
+
+    db.create_table(
+        target, data=pa.RecordBatchReader.from_batches(first[0].schema, batches()), mode="overwrite"
+    )
+    return matrix
+
+
+def _slices(
+    table: pa.Table, source: str, vectorizer: _Vectorizer
+) -> Iterator[tuple[pa.RecordBatch, np.ndarray]]:
+    """(LanceDB batch, its float32 vectors) per ``SLICE_ROWS`` rows of ``table``."""
+    for start in range(0, table.num_rows, SLICE_ROWS):
+        yield vectorizer.batch(table.slice(start, SLICE_ROWS), source)
+
+
+def _updated(
+    db: lancedb.DBConnection,
+    target: str,
+    table: pa.Table,
+    source: str,
+    vectorizer: _Vectorizer,
+) -> tuple[SliceChange, dict[str, np.ndarray]] | None:
+    """Writes only the rows whose text changed (deleting the stale ones) → the change and each
+    computed row's vector by id; None when the table must be rewritten (nothing stored, another
+    model, most rows changed)."""
+    if table.num_rows == 0:
+        return None
+    stored = stored_rows(db, target, ["id", "text", "model"])
+    ids = table.column("id")
+    change = plan_change(
+        ids, column_texts(table, source, vectorizer.keyword_weight), stored, key="id", model=vectorizer.model
+    )
+    if change is None:
+        return None
+    batch, computed = None, {}
+    if len(change.compute):
+        part = table.take(pa.array(change.compute))
+        batch, vectors = vectorizer.batch(part, source)
+        computed = dict(zip(part.column("id").to_pylist(), vectors, strict=True))
+    apply_change(db.open_table(target), "id", change.stale, batch)
+    return change, computed
+
+
+def _clustered(lists_path: Path, table: pa.Table, matrix: np.ndarray | None) -> int:
+    """Inverted lists of a rewritten table by k-means (from the previous centroids, if any) →
+    how many; none for a table searched exactly."""
+    if table.num_rows < ivf.MIN_ROWS or matrix is None:
+        lists_path.unlink(missing_ok=True)
+        ivf_update.assignment_path(lists_path).unlink(missing_ok=True)
+        return 0
+    lists = ivf.build(matrix, table.column("id").to_pylist(), previous=ivf.load_previous(lists_path))
+    ivf_update.save(lists_path, lists, table.column("id"), table.num_rows)
+    return len(lists.centroids)
+
+
+def _updated_lists(
+    lists_path: Path,
+    table: pa.Table,
+    change: SliceChange,
+    computed: dict[str, np.ndarray],
+    db: lancedb.DBConnection,
+    target: str,
+) -> int:
+    """The lists after a slice update: kept when no row changed, new rows placed at their nearest
+    centroids, or re-clustered from the stored vectors (`lib/ivf_update.py`) → how many."""
+    if table.num_rows < ivf.MIN_ROWS:
+        return _clustered(lists_path, table, None)
+    ids = table.column("id")
+    if not len(change.compute) and not change.stale:
+        kept = ivf.load(lists_path, ids.to_pylist())
+        if kept is not None:
+            return len(kept.centroids)
+    found = ivf_update.updated(lists_path, ids, computed)
+    if found is None:
+        return _clustered(lists_path, table, _stored_matrix(db, target, table))
+    lists, clustered_rows = found
+    ivf_update.save(lists_path, lists, ids, clustered_rows)
+    return len(lists.centroids)
+
+
+def _stored_matrix(db: lancedb.DBConnection, target: str, table: pa.Table) -> np.ndarray:
+    """Every stored vector of ``target`` in ``table``'s row order (the inverted lists' order)."""
+    return aligned_matrix(stored_rows(db, target, ["id", "vector"]), table.column("id"))  # type: ignore[arg-type]
+
+
+def _batch(ids: pa.Array, texts: list[str], vectors: np.ndarray, model: str) -> pa.RecordBatch:
+    flat = pa.array(vectors.ravel(), pa.float32())
+    return pa.RecordBatch.from_pydict(
+        {
+            "id": ids,
+            "text": pa.array(texts, pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]),
+            "model": pa.array([model] * len(texts), pa.string()),
+        }
+    )

@@ -1,0 +1,282 @@
+"""Strategy indexes built from the shared tables: BM25, the PPR graph matrix, report vectors
+(and the vectors of the points in each report, which global search's offline map ranks).
+
+Each writes a manifest naming the upstream versions it was built from, so the query side can
+tell whether the indexes it loads belong together.
+"""
+
+from collections.abc import Callable
+
+import dagster as dg
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from graphunified_assets.defs.assets.vector_index import CHUNK_VECTORS
+from graphunified_assets.defs.observability import stage_timing
+from graphunified_assets.defs.partitions import after_documents_change
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.reports.report_slices import points_change, report_change
+from graphunified_assets.lib.vectors.distinct_embedding import Embed, embed_rows
+from graphunified_assets.lib.vectors.lance_slices import (
+    SliceChange,
+    StoredVectors,
+    apply_change,
+    optimize_due,
+)
+from graphunified_query.core.indexes.bm25 import BM25Index
+from graphunified_query.core.indexes.manifest import file_fingerprint, write_manifest
+from graphunified_query.core.indexes.ppr_graph import PPRGraph
+from graphunified_query.core.indexes.report_points import REPORT_POINT_VECTORS, report_points
+from graphunified_query.core.providers import CachedEmbedder
+from graphunified_query.core.stores.lance_versions import release_unused_versions
+from graphunified_query.core.stores.parquet import read_table
+from graphunified_query.core.stores.publication import publish, published_lance_versions
+from graphunified_query.core.tables import COMMUNITY_REPORTS, ENTITIES, GRAPH_EDGES, contextual_text
+
+BM25_INDEX = "bm25_index"
+PPR_GRAPH = "ppr_graph"
+REPORT_VECTORS = "report_vectors"
+PPR_GRAPH_FILE = "ppr_graph.npz"
+
+
+def _chunk_rows(graphunified: GraphUnifiedResource) -> tuple[pa.Table, int]:
+    table = lancedb.connect(str(graphunified.layout.lancedb)).open_table(CHUNK_VECTORS)
+    return table.to_arrow().select(["id", "text", "section"]), table.version
+
+
+@dg.asset(
+    group_name="indexes", kinds={"numpy"}, deps=[CHUNK_VECTORS], automation_condition=after_documents_change
+)
+def bm25_index(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
+    """bm25s over every live chunk (rank-bm25's k1/b from settings, Snowball stemming)."""
+    settings = graphunified.settings.graph
+    chunks, version = _chunk_rows(graphunified)
+    texts = [
+        contextual_text(section, text)
+        for section, text in zip(
+            chunks.column("section").to_pylist(), chunks.column("text").to_pylist(), strict=True
+        )
+    ]
+    index = BM25Index.build(chunks.column("id").to_pylist(), texts, k1=settings.bm25_k1, b=settings.bm25_b)
+    folder = graphunified.layout.index_path("bm25")
+    index.save(folder)
+    manifest = write_manifest(
+        folder, {CHUNK_VECTORS: f"lance-v{version}"}, k1=settings.bm25_k1, b=settings.bm25_b
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "chunks": len(index.ids),
+            "built_from": dg.MetadataValue.json(manifest["built_from"]),
+            **stage_timing(),
+        }
+    )
+
+
+@dg.asset(
+    group_name="indexes",
+    kinds={"scipy"},
+    deps=["graph", CHUNK_VECTORS],
+    automation_condition=after_documents_change,
+)
+def ppr_graph(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
+    """The sparse entity–passage matrix HippoRAG's Personalized PageRank walks."""
+    layout = graphunified.layout
+    entity_ids = read_table(layout.table_path(ENTITIES)).column("id").to_pylist()
+    chunks, version = _chunk_rows(graphunified)
+    edges = read_table(layout.table_path(GRAPH_EDGES)).select(["source", "target", "weight"])
+    graph = PPRGraph.from_edges(
+        entity_ids,
+        chunks.column("id").to_pylist(),
+        list(zip(*(edges.column(c).to_pylist() for c in ("source", "target", "weight")), strict=True)),
+    )
+    path = layout.index_path(PPR_GRAPH_FILE)
+    graph.save(path)
+    manifest = write_manifest(
+        path,
+        {
+            GRAPH_EDGES: file_fingerprint(layout.table_path(GRAPH_EDGES)),
+            ENTITIES: file_fingerprint(layout.table_path(ENTITIES)),
+            CHUNK_VECTORS: f"lance-v{version}",
+        },
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "nodes": len(graph.node_ids),
+            "entities": graph.n_entities,
+            "edges": graph.n_edges,
+            "built_from": dg.MetadataValue.json(manifest["built_from"]),
+            **stage_timing(),
+        }
+    )
+
+
+def report_text(row: dict) -> str:
+    """What a report is searched by: its title, summary and finding headlines."""
+    findings = "; ".join(f["summary"] for f in row["findings"])
+    return f"{row['title']}. {row['summary']} {findings}"
+
+
+@dg.asset(
+    group_name="indexes",
+    kinds={"lancedb"},
+    deps=[COMMUNITY_REPORTS],
+    automation_condition=after_documents_change,
+    pool="models",
+)
+def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
+    """Community report embeddings for global search, and each report's points (summary and
+    findings) for its offline map, so a query embeds only itself (cached: unchanged reports and
+    points cost nothing)."""
+    layout = graphunified.layout
+    reports = read_table(layout.table_path(COMMUNITY_REPORTS))
+    embedder = graphunified.embedder()
+    embedded_before = embedder.texts_embedded
+    rows = reports.to_pylist()
+    texts = [report_text(row) for row in rows]
+    points = [report_points(row) for row in rows]
+    db = lancedb.connect(str(layout.lancedb))
+    # An update writes only the reports that changed; a text stored already keeps its vector
+    # (renumbered communities move rows, not texts).
+    change = report_change(db, REPORT_VECTORS, reports, pa.array(texts, pa.string()), embedder.model_name)
+    stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name)
+    embed = stored.embedding(embedder.embed)
+    _write_reports(
+        db,
+        REPORT_VECTORS,
+        change,
+        lambda rows: _report_table(reports.take(rows), [texts[i] for i in rows.to_pylist()], embedder, embed),
+        reports.num_rows,
+    )
+    points_update = points_change(db, REPORT_POINT_VECTORS, reports, points, embedder.model_name)
+    stored_points = StoredVectors(db, REPORT_POINT_VECTORS, embedder.model_name)
+    embed_point = stored_points.embedding(embedder.embed)
+    _write_reports(
+        db,
+        REPORT_POINT_VECTORS,
+        points_update,
+        lambda rows: _point_table(
+            reports.take(rows), [points[i] for i in rows.to_pylist()], embedder, embed_point
+        ),
+        reports.num_rows,
+    )
+    manifest = write_manifest(
+        layout.index_path(REPORT_VECTORS),
+        {COMMUNITY_REPORTS: file_fingerprint(layout.table_path(COMMUNITY_REPORTS))},
+        model=embedder.model_name,
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "rows": reports.num_rows,
+            "reports_computed": reports.num_rows if change is None else len(change.compute),
+            "vectors_reused": stored.reused + stored_points.reused,  # stored texts, not embedded
+            "report_points": sum(len(p) for p in points),
+            "model": embedder.model_name,
+            "texts_embedded": embedder.texts_embedded - embedded_before,  # this step's, not the run's
+            "built_from": dg.MetadataValue.json(manifest["built_from"]),
+            **stage_timing(),
+        }
+    )
+
+
+def _write_reports(
+    db: lancedb.DBConnection,
+    name: str,
+    change: SliceChange | None,
+    rows_of: Callable[[pa.Array], pa.Table],
+    reports: int,
+) -> None:
+    """Writes ``rows_of`` the changed reports as a slice (stale communities deleted first), or of
+    every report over the whole table when ``change`` is None."""
+    if change is None:
+        db.create_table(name, data=rows_of(pa.array(range(reports), pa.int64())), mode="overwrite")
+    else:
+        rows = rows_of(pa.array(change.compute, pa.int64()))
+        apply_change(db.open_table(name), "community", change.stale, rows)
+
+
+def _report_table(reports: pa.Table, texts: list[str], embedder: CachedEmbedder, embed: Embed) -> pa.Table:
+    """Report rows → their LanceDB rows, each text embedded."""
+    return pa.table(
+        {
+            "id": reports.column("id"),
+            "community": reports.column("community"),
+            "level": reports.column("level"),
+            "text": pa.array(texts, pa.string()),
+            "vector": _vector_column(embed(texts) if texts else None, embedder.dimension),
+            "model": pa.array([embedder.model_name] * len(texts), pa.string()),
+        }
+    )
+
+
+def _point_table(
+    reports: pa.Table, points: list[list[str]], embedder: CachedEmbedder, embed: Embed
+) -> pa.Table:
+    """One row per point, a report's points contiguous in order: the map reads them by community."""
+    ids, communities = reports.column("id").to_pylist(), reports.column("community").to_pylist()
+    rows = [(ids[r], communities[r], n, t) for r, found in enumerate(points) for n, t in enumerate(found)]
+    point_texts = [text for _, _, _, text in rows]
+    point_vectors = embed_rows(point_texts, embed) if rows else None
+    return pa.table(
+        {
+            "id": pa.array([row[0] for row in rows], pa.string()),
+            "community": pa.array([row[1] for row in rows], reports.schema.field("community").type),
+            "point": pa.array([row[2] for row in rows], pa.int32()),
+            "text": pa.array(point_texts, pa.string()),
+            "vector": _vector_column(point_vectors, embedder.dimension),
+            "model": pa.array([embedder.model_name] * len(rows), pa.string()),
+        }
+    )
+
+
+def _vector_column(vectors: np.ndarray | None, dimension: int) -> pa.FixedSizeListArray:
+    """float32 vectors as LanceDB's fixed-size list column (None: no rows, the model's width)."""
+    if vectors is None:
+        vectors = np.zeros((0, dimension), np.float32)
+    flat = pa.array(np.asarray(vectors, np.float32).ravel(), pa.float32())
+    return pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])
+
+
+@dg.asset(
+    group_name="publish",
+    kinds={"parquet", "lancedb"},
+    deps=[
+        CHUNK_VECTORS,
+        "graph_vectors",
+        REPORT_VECTORS,
+        BM25_INDEX,
+        PPR_GRAPH,
+        "chunk_similarity",
+        "communities",
+    ],
+    automation_condition=after_documents_change,
+)
+def published_snapshot(
+    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource
+) -> dg.MaterializeResult:
+    """Publishes the finished global tables and indexes as one generation for readers (`ask`,
+    `serve`): hard links plus the LanceDB versions, switched in by one atomic rename, so a
+    reader never mixes a rebuild's old and new files. Then releases the LanceDB versions no
+    kept generation reads."""
+    layout = graphunified.layout
+    db = lancedb.connect(str(layout.lancedb))
+    versions = {
+        path.name.removesuffix(".lance"): db.open_table(path.name.removesuffix(".lance")).version
+        for path in sorted(layout.lancedb.glob("*.lance"))
+    }
+    generation = publish(layout, versions, run_id=context.run_id)
+    # Slice updates append small fragments sharing the data of earlier versions: optimizing
+    # (compaction rewrites the whole table) waits until they add up.
+    in_use = published_lance_versions(layout)
+    due = {table: kept for table, kept in in_use.items() if optimize_due(db, layout.lancedb, table)}
+    released = release_unused_versions(db, due)
+    return dg.MaterializeResult(
+        metadata={
+            "generation": generation.number,
+            "files": len(generation.files),
+            "lance_versions": dg.MetadataValue.json(versions),
+            "lance_versions_released": sum(released.values()),
+            "lance_tables_optimized": len(due),
+            **stage_timing(),
+        }
+    )

@@ -1,0 +1,132 @@
+"""`chunk_vectors`: the LanceDB chunk index every dense retriever searches, plus its checks."""
+
+import dagster as dg
+import lancedb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphunified_assets.defs.observability import stage_timing
+from graphunified_assets.defs.partitions import after_documents_change, documents_partitions
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.ingest.pruning import prune_partition_files
+from graphunified_assets.ops.partition_reads import read_live
+from graphunified_query.core.indexes.manifest import file_fingerprint, write_manifest
+from graphunified_query.core.providers import EmbeddingModelMismatch
+from graphunified_query.core.tables import (
+    CHUNK_EMBEDDINGS,
+    CHUNKS,
+    DOCUMENTS,
+    EXTRACTIONS,
+    RISK_COLUMNS,
+    with_chunk_risk,
+)
+
+PER_DOCUMENT_TABLES = (DOCUMENTS, CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
+CHUNK_VECTORS = "chunk_vectors"
+
+
+@dg.asset(group_name="vectors", kinds={"lancedb"}, automation_condition=after_documents_change)
+def chunk_vectors(
+    context: dg.AssetExecutionContext,
+    graphunified: GraphUnifiedResource,
+    chunks: pa.Table,
+    chunk_embeddings: pa.Table,
+) -> dg.MaterializeResult:
+    """LanceDB table of every chunk's vector with its text; removed documents are pruned."""
+    layout = graphunified.layout
+    live = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+    pruned = prune_partition_files(layout, PER_DOCUMENT_TABLES, live)
+    chunks = chunks.filter(pc.is_in(chunks.column("document_id"), pa.array(sorted(live), pa.string())))
+    models = set(chunk_embeddings.column("model").to_pylist())
+    if len(models) > 1:
+        raise EmbeddingModelMismatch(
+            f"chunk_embeddings mixes models {sorted(models)}; re-embed every document with one model "
+            "(delete <home>/tables/chunk_embeddings and run `python -m graphunified_assets index`)."
+        )
+    joined = _attach_vectors(chunks, chunk_embeddings)
+    table = lancedb.connect(str(layout.lancedb)).create_table(CHUNK_VECTORS, data=joined, mode="overwrite")
+    manifest = write_manifest(
+        layout.index_path(CHUNK_VECTORS),
+        {name: file_fingerprint(layout.partition_dir(name)) for name in (CHUNKS, CHUNK_EMBEDDINGS)},
+        model=next(iter(models), ""),
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "rows": table.count_rows(),
+            "documents": len(live),
+            "pruned_documents": len(pruned),
+            "model": next(iter(models), ""),
+            "corpus": dg.MetadataValue.md(
+                _corpus_statistics(read_live(layout, DOCUMENTS, live, column="id"))
+            ),
+            "mean_chunk_tokens": float(pc.mean(chunks.column("n_tokens")).as_py() or 0.0),
+            **stage_timing(),
+            "built_from": dg.MetadataValue.json(manifest["built_from"]),
+        }
+    )
+
+
+def _corpus_statistics(documents: pa.Table) -> str:
+    """Per-format document counts and sizes, as a Markdown table for the UI."""
+    if not documents.num_rows:
+        return "no documents"
+    sizes = documents.select(["format"]).append_column("chars", pc.utf8_length(documents.column("text")))
+    rows = sizes.group_by("format").aggregate(
+        [("chars", "count", pc.CountOptions(mode="all")), ("chars", "sum"), ("chars", "mean")]
+    )
+    lines = ["| format | documents | characters | mean characters |", "|---|---|---|---|"]
+    for row in sorted(rows.to_pylist(), key=lambda r: str(r["format"])):
+        lines.append(
+            f"| {row['format']} | {row['chars_count']} | {row['chars_sum']} | {row['chars_mean']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+@dg.asset_check(asset=chunk_vectors, description="Every chunk of every live document has exactly one vector.")
+def vectors_match_chunks(
+    context: dg.AssetCheckExecutionContext, graphunified: GraphUnifiedResource
+) -> dg.AssetCheckResult:
+    layout = graphunified.layout
+    n_chunks = read_live(layout, CHUNKS, _live(context)).num_rows
+    n_vectors = lancedb.connect(str(layout.lancedb)).open_table(CHUNK_VECTORS).count_rows()
+    return dg.AssetCheckResult(
+        passed=n_chunks == n_vectors, metadata={"chunks": n_chunks, "vectors": n_vectors}
+    )
+
+
+@dg.asset_check(asset=chunk_vectors, description="One embedding model and dimension across the index.")
+def one_embedding_model(
+    context: dg.AssetCheckExecutionContext, graphunified: GraphUnifiedResource
+) -> dg.AssetCheckResult:
+    embeddings = read_live(graphunified.layout, CHUNK_EMBEDDINGS, _live(context))
+    rows: list[tuple[object, ...]] = []
+    if embeddings.num_rows:
+        kinds = pa.table(
+            {"model": embeddings.column("model"), "dim": pc.list_value_length(embeddings.column("vector"))}
+        )
+        counted = kinds.group_by(["model", "dim"]).aggregate([("model", "count")])
+        rows = [(r["model"], r["dim"], r["model_count"]) for r in counted.to_pylist()]
+    return dg.AssetCheckResult(
+        passed=len(rows) <= 1, metadata={"models": dg.MetadataValue.md("\n".join(f"- {r}" for r in rows))}
+    )
+
+
+def _live(context: dg.AssetCheckExecutionContext) -> list[str]:
+    # Read through the consolidated copies: a glob over 12.6K files took seconds per check.
+    return context.instance.get_dynamic_partitions(documents_partitions.name)
+
+
+def _attach_vectors(chunks: pa.Table, embeddings: pa.Table) -> pa.Table:
+    """Chunks with their vectors (Arrow's join cannot carry fixed-size-list columns) and risk flags,
+    which the query side filters on; chunks indexed before flags existed carry "low"."""
+    row_of = {chunk_id: i for i, chunk_id in enumerate(embeddings.column("id").to_pylist())}
+    wanted = [(i, row_of.get(chunk_id)) for i, chunk_id in enumerate(chunks.column("id").to_pylist())]
+    kept = [(i, j) for i, j in wanted if j is not None]
+    chunk_rows = pa.array([i for i, _ in kept], pa.int64())
+    vector_rows = pa.array([j for _, j in kept], pa.int64())
+    columns = ["id", "document_id", "text", "section", "chunk_index", *RISK_COLUMNS]
+    base = with_chunk_risk(chunks).select(columns).take(chunk_rows)
+    vectors = embeddings.select(["vector", "model"]).take(vector_rows)
+    return base.append_column("vector", vectors.column("vector")).append_column(
+        "model", vectors.column("model")
+    )

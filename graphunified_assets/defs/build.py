@@ -1,0 +1,85 @@
+"""Assemble the Definitions for one data home (the code location and the CLI share this)."""
+
+from __future__ import annotations
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from graphunified_assets.defs.assets import (
+    chunk_similarity,
+    chunks,
+    communities,
+    community_reports,
+    documents,
+    embeddings,
+    extraction,
+    freshness,
+    graph,
+    graph_checks,
+    graph_elements,
+    graph_vectors,
+    raw_documents,
+    remote_snapshot,
+    strategy_indexes,
+    vector_index,
+)
+from graphunified_assets.defs.catalog import GLOBAL_GROUPS, OWNERS, with_owners
+from graphunified_assets.defs.executors import executor_from_env
+from graphunified_assets.defs.io_manager import DocumentTablesIOManager
+from graphunified_assets.defs.jobs import index_documents_job, refresh_indexes_job
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.defs.schedules import refresh_schedule
+from graphunified_assets.defs.sensors import new_documents_sensor
+from graphunified_assets.ops.logs import configure_logging, run_loggers
+
+# Declarative automation is evaluated by this sensor; on by default so the global tables follow
+# the per-document runs that new_documents_sensor launches (one rebuild per batch).
+global_automation = dg.AutomationConditionSensorDefinition(
+    "global_tables_automation",
+    target=dg.AssetSelection.groups(*GLOBAL_GROUPS),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Rebuilds the global stage (vectors, graph, indexes, publication) once after "
+    "documents were indexed or removed: declarative automation, one run per batch.",
+    # This sensor class takes no `owners`; the UI shows its metadata instead.
+    metadata={"owners": ", ".join(OWNERS)},
+)
+
+ASSET_MODULES = (
+    raw_documents,
+    documents,
+    chunks,
+    embeddings,
+    extraction,
+    graph_elements,
+    graph,
+    communities,
+    community_reports,
+    graph_vectors,
+    vector_index,
+    strategy_indexes,
+    remote_snapshot,
+    chunk_similarity,
+    graph_checks,
+    freshness,
+)
+
+
+def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:
+    settings = resource.settings
+    # Every process that loads the code location (CLI, code server, run workers) logs alike.
+    configure_logging(settings.logging)
+    return dg.Definitions(
+        assets=with_owners([raw_documents.raw_documents, *dg.load_assets_from_modules(ASSET_MODULES)]),
+        asset_checks=dg.load_asset_checks_from_modules(ASSET_MODULES),
+        jobs=[index_documents_job, refresh_indexes_job],
+        sensors=[new_documents_sensor, global_automation],
+        schedules=[refresh_schedule(settings.automation)],
+        loggers=run_loggers(settings.logging),
+        executor=executor_from_env(),
+        resources={
+            "graphunified": resource,
+            "document_tables": DocumentTablesIOManager(home=resource.home),
+            # SQL over the Parquet tables (checks, statistics); Parquet stays the one store.
+            "duckdb": DuckDBResource(database=":memory:"),
+        },
+    )

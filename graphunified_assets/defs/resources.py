@@ -1,0 +1,127 @@
+"""Resources: where the data home is, the settings, and the model providers built from them.
+
+Secrets never pass through settings: API keys reach the providers only as Dagster ``EnvVar``s,
+which the UI shows by name, never by value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import dagster as dg
+from pydantic import PrivateAttr
+
+from graphunified_assets.lib.extraction.records import Extractor
+from graphunified_assets.lib.extraction.selection import make_extractor, make_llm
+from graphunified_assets.lib.reports.build import Reporter
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers import CachedEmbedder, EmbeddingCache, make_embedder
+from graphunified_query.core.providers.registry import ANTHROPIC_KEY, provider_name
+from graphunified_query.core.settings.model import Settings, load_settings
+
+if TYPE_CHECKING:
+    from graphunified_query.core.providers.llm import LLM
+
+HOME_ENV = "GRAPHUNIFIED_HOME"
+INPUT_ENV = "GRAPHUNIFIED_INPUT"
+SECRET_ENV_NAMES = ("VOYAGE_API_KEY", "ANTHROPIC_API_KEY")
+
+
+class GraphUnifiedResource(dg.ConfigurableResource):
+    """The data home, its settings and its model providers."""
+
+    home: str = "data"
+    input_dir: str | None = None  # overrides settings.storage.input_dir
+    voyage_api_key: str | None = None
+    anthropic_api_key: str | None = None
+
+    _settings: Settings | None = PrivateAttr(default=None)
+    _embedder: CachedEmbedder | None = PrivateAttr(default=None)
+
+    @property
+    def layout(self) -> HomeLayout:
+        return HomeLayout.at(self.home)
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.layout.home)
+        return self._settings
+
+    @property
+    def input_path(self) -> Path:
+        return Path(self.input_dir) if self.input_dir else self.settings.storage.input_dir
+
+    def embedder(self) -> CachedEmbedder:
+        """The configured embedder behind the content-hash cache, built once per run."""
+        if self._embedder is None:
+            environ = {"VOYAGE_API_KEY": self.voyage_api_key} if self.voyage_api_key else {}
+            provider = make_embedder(self.settings.embedding, environ)
+            self._embedder = CachedEmbedder(provider, EmbeddingCache(self.layout.embedding_cache))
+        return self._embedder
+
+    def environ(self) -> dict[str, str]:
+        """The environment the providers see: the process's, with the resource's Anthropic key."""
+        environ = dict(os.environ)
+        environ.pop(ANTHROPIC_KEY, None)  # the resource decides, as its EnvVar says
+        if self.anthropic_api_key:
+            environ[ANTHROPIC_KEY] = self.anthropic_api_key
+        return environ
+
+    def llm_provider(self) -> str:
+        """The `llm.provider` this run resolves to ('offline' when no LLM is used)."""
+        return provider_name(self.settings, self.environ())
+
+    def llm(self) -> LLM | None:
+        """An LLM client (providers/registry.py decides which); None offline. Each call builds a
+        fresh client, so each asset's ledger (its metadata) counts only its own calls."""
+        return make_llm(self.settings, llm_cache=self.layout.llm_cache, environ=self.environ())
+
+    def uses_claude(self) -> bool:
+        return self.llm_provider() == "anthropic"
+
+    def summarizer(self) -> Callable[[str, list[str]], str] | None:
+        """LLM description summaries when an LLM is configured; None means extractive."""
+        llm = self.llm()
+        if llm is None:
+            return None
+        from graphunified_assets.lib.extraction.llm_summarizer import LLMSummarizer
+
+        return LLMSummarizer(llm)
+
+    def reporter(self) -> Reporter | None:
+        """The LLM community reporter when an LLM is configured and `llm.llm_reports` is on; None
+        means extractive reports."""
+        if not self.settings.llm.llm_reports or (llm := self.llm()) is None:
+            return None
+        from graphunified_assets.lib.reports.llm_reporter import LLMReporter
+
+        return LLMReporter(llm)
+
+    def extractor(self) -> Extractor:
+        """The configured extractor: the LLM extractor behind the LLM cache, or the offline spaCy
+        default behind the content-addressed extraction cache."""
+        return make_extractor(
+            self.settings,
+            llm_cache=self.layout.llm_cache,
+            extraction_cache=self.layout.extraction_cache,
+            llm=self.llm(),
+        )
+
+
+def _secret(name: str) -> dg.EnvVar | None:
+    # Only reference variables that exist: Dagster refuses to start a run on an unset EnvVar.
+    return dg.EnvVar(name) if os.environ.get(name) else None
+
+
+def default_resource() -> GraphUnifiedResource:
+    """The resource the code location is loaded with (`dagster dev`, the UI, sensors)."""
+    return GraphUnifiedResource(
+        home=os.environ.get(HOME_ENV, "data"),
+        input_dir=os.environ.get(INPUT_ENV),
+        voyage_api_key=_secret("VOYAGE_API_KEY"),
+        anthropic_api_key=_secret("ANTHROPIC_API_KEY"),
+    )

@@ -1,0 +1,96 @@
+"""The new-documents sensor: registers added, changed and removed input files as partitions."""
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+import dagster as dg
+
+from graphunified_assets.defs.assets.raw_documents import observations
+from graphunified_assets.defs.catalog import OWNERS, deliberate_beta
+from graphunified_assets.defs.jobs import (
+    CONSOLE_LOGS,
+    INDEX_DOCUMENTS,
+    REFRESH_INDEXES,
+    index_documents_job,
+    refresh_indexes_job,
+)
+from graphunified_assets.defs.partitions import documents_partitions
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_assets.lib.ingest.sources import scan_input
+from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
+from graphunified_query.core.tables import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
+
+DOWNSTREAM_TABLES = (CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
+MAX_RUNS_PER_TICK = 4
+
+
+def partition_range_tags(start: str, end: str) -> dict[str, str]:
+    return {"dagster/asset_partition_range_start": start, "dagster/asset_partition_range_end": end}
+
+
+def run_ranges(plan: UpdatePlan, live: Sequence[str]) -> list[tuple[str, str]]:
+    """Key ranges covering the pending documents, new ones appended after the live partitions."""
+    ordered = [*live, *plan.new]
+    return contiguous_ranges(ordered, set(plan.pending), max_ranges=MAX_RUNS_PER_TICK)
+
+
+def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedResource) -> dg.SensorResult:
+    """One tick of `new_documents_sensor` (declared below, with its owners): plan, then request."""
+    scan = scan_input(graphunified.input_path)
+    live = list(context.instance.get_dynamic_partitions(documents_partitions.name))
+    hashes = {k: d.content_hash for k, d in scan.documents.items()}
+    plan = plan_update(
+        hashes,
+        IndexState(graphunified.layout.index_state).indexed_hashes(),
+        live,
+        layout=graphunified.layout,
+        downstream_tables=DOWNSTREAM_TABLES,
+    )
+    for problem in scan.problems:
+        context.log.warning(f"{problem.source}: {problem.reason}")
+    # Run keys name the content, so a tick that sees the same pending work (its run still going)
+    # requests nothing new, while an edited document gets a fresh run.
+    requests = [
+        dg.RunRequest(
+            job_name=INDEX_DOCUMENTS,
+            run_key=f"{start}..{end}:{_digest(f'{k}={hashes[k]}' for k in plan.pending)}",
+            tags=partition_range_tags(start, end),
+            run_config=CONSOLE_LOGS,  # a ranged run gets no partitioned default config
+        )
+        for start, end in run_ranges(plan, live)
+    ]
+    partition_requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
+    if plan.new:
+        partition_requests.append(documents_partitions.build_add_request(list(plan.new)))
+    removed_live = [k for k in plan.removed if k in set(live)]
+    if removed_live:
+        partition_requests.append(documents_partitions.build_delete_request(removed_live))
+    if plan.removed:
+        requests.append(
+            dg.RunRequest(
+                job_name=REFRESH_INDEXES, run_key=f"prune:{_digest(plan.removed)}", run_config=CONSOLE_LOGS
+            )
+        )
+    if requests:
+        context.log.info(plan.summary())
+    return dg.SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=partition_requests,
+        asset_events=observations({k: hashes[k] for k in plan.pending}),
+    )
+
+
+with deliberate_beta("owners"):
+    new_documents_sensor = dg.sensor(
+        name="new_documents_sensor",
+        jobs=[index_documents_job, refresh_indexes_job],
+        minimum_interval_seconds=30,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Watches the input folder; indexes new or changed documents and removes deleted ones.",
+        owners=OWNERS,
+    )(watch_input)
+
+
+def _digest(items: Iterable[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(items)).encode()).hexdigest()[:16]

@@ -1,0 +1,233 @@
+"""From per-chunk extractions to the corpus-wide entities, relationships and facts tables.
+
+Mentions are resolved into entities first; relationships and facts are then re-pointed at
+the resolved entities and aggregated, so "Obama" in one chunk and "Barack Obama" in another
+feed one node, and an edge seen in five chunks is one weighted relationship.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from graphunified_assets.lib.graph.description_summary import sentences
+from graphunified_assets.lib.graph.relationship_keywords import Phrases, ranked, with_keywords
+from graphunified_assets.lib.graph.resolution import (
+    EntityMention,
+    Resolution,
+    resolve_entities,
+    summarize_descriptions,
+)
+from graphunified_assets.lib.graph.resolution_pairs import PairMemory
+from graphunified_query.core.tables import ENTITIES_SCHEMA, FACTS_SCHEMA, RELATIONSHIPS_SCHEMA, stable_int_id
+
+Embed = Callable[[list[str]], np.ndarray]
+Summarize = Callable[[str, list[str]], str]  # (name, fragments) -> one description
+
+
+@dataclass(slots=True)  # one per relationship: 317K at the 12.6K-passage scale
+class _Edge:
+    weight: float = 0.0
+    descriptions: list[str] = field(default_factory=list)
+    # Lists, counted when the row is made: most edges have one or two mentions, and a set and two
+    # Counters per edge were ~0.15 GB more at 317K edges.
+    chunks: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)  # one per mention, in order
+    keywords: list[str] = field(default_factory=list)  # every mention's, in order, for `ranked`
+
+
+@dataclass(frozen=True)
+class GraphElements:
+    entities: pa.Table
+    relationships: pa.Table
+    facts: pa.Table
+    merges: dict[str, int]
+
+
+def build_graph_elements(
+    rows: Iterable[dict[str, Any]],
+    *,
+    summarize_above: int,
+    embed: Embed | None = None,
+    summarize: Summarize | None = None,
+    memory: PairMemory | None = None,
+    phrases: Phrases | None = None,
+) -> GraphElements:
+    """``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document, re-iterable:
+    `ExtractionRows` decodes them from Arrow a slice at a time (read two or three times, never
+    held); ``memory`` carries resolution's candidate pairs from the last build (an update compares
+    only new names); ``phrases`` gives relationships the extractor left without keywords their
+    sentence's theme phrases."""
+    by_triple: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    resolution = resolve_entities(_mentions(rows, by_triple), embed=embed, memory=memory)
+    edges = _aggregate_edges(with_keywords(rows, phrases) if phrases is not None else rows, resolution)
+    degree: Counter[str] = Counter()
+    for source, target in edges:
+        degree[source] += 1
+        degree[target] += 1
+    if embed is not None and summarize is None:
+        fragment_lists = [e.descriptions for e in resolution.entities]
+        fragment_lists += [edge.descriptions for edge in edges.values()]
+        embed = _prefetched(embed, [f for f in fragment_lists if len(f) > summarize_above])
+        del fragment_lists  # would keep every edge's descriptions after the edge is freed
+    describe = _Describer(summarize_above, embed, summarize)
+    entities = _entities_table(resolution, degree, describe)
+    titles = {e.id: e.title for e in resolution.entities}
+    relationships = _relationships_table(edges, titles, degree, describe)
+    facts = _facts_table(by_triple, resolution)
+    return GraphElements(entities, relationships, facts, dict(resolution.merges))
+
+
+def _prefetched(embed: Embed, fragment_lists: Sequence[Sequence[str]]) -> Embed:
+    """Every sentence the extractive summaries will rank, embedded in one batched call.
+
+    Summarizing entity by entity meant one embedding call (and cache lookup) of a few sentences
+    per entity: ~90K tiny calls at the 12.6K-passage scale.
+    """
+    units = list(dict.fromkeys(u for fragments in fragment_lists for u in sentences(list(fragments))))
+    vectors = dict(zip(units, embed(units), strict=True)) if units else {}
+
+    def lookup(texts: list[str]) -> np.ndarray:
+        missing = [t for t in texts if t not in vectors]
+        if missing:
+            vectors.update(zip(missing, embed(missing), strict=True))
+        return np.stack([vectors[t] for t in texts])
+
+    return lookup
+
+
+def _mentions(
+    rows: Iterable[dict[str, Any]], by_triple: dict[tuple[str, str, str], set[str]]
+) -> Iterator[EntityMention]:
+    """Every entity mention, read in the same pass that gathers each fact's chunks."""
+    for row in rows:
+        for fact in row["facts"]:
+            by_triple[(fact["subject"], fact["predicate"], fact["object"])].add(row["chunk_id"])
+        for e in row["entities"]:
+            yield EntityMention(e["name"], e["type"], e["description"], row["chunk_id"])
+
+
+def _aggregate_edges(rows: Iterable[dict[str, Any]], resolution: Resolution) -> dict[tuple[str, str], _Edge]:
+    edges: dict[tuple[str, str], _Edge] = defaultdict(_Edge)
+    for row in rows:
+        # Relationships name their endpoints without types: the chunk's own entities supply them.
+        types = {e["name"].lower(): e["type"] for e in row["entities"]}
+        for rel in row["relationships"]:
+            source = _entity_id(resolution, rel["source"], types)
+            target = _entity_id(resolution, rel["target"], types)
+            if source is None or target is None or source == target:
+                continue
+            edge = edges[(min(source, target), max(source, target))]  # undirected, as in GraphRAG
+            edge.weight += rel["strength"]
+            edge.chunks.append(row["chunk_id"])
+            edge.types.append(rel["type"])
+            edge.keywords.extend(rel.get("keywords") or ())  # older extraction rows have none
+            if rel["description"] and rel["description"] not in edge.descriptions:
+                edge.descriptions.append(rel["description"])
+    return edges
+
+
+def _entity_id(resolution: Resolution, name: str, types: dict[str, str]) -> str | None:
+    type_ = types.get(name.lower())
+    return resolution.id_for(name, type_) if type_ else None
+
+
+@dataclass(frozen=True)
+class _Describer:
+    """Joins few fragments; summarizes many (with the LLM when given, else extractively)."""
+
+    summarize_above: int
+    embed: Embed | None
+    summarize: Summarize | None
+
+    def __call__(self, name: str, fragments: Sequence[str]) -> str:
+        if len(fragments) <= self.summarize_above:
+            return "\n".join(fragments)
+        if self.summarize is not None:
+            return self.summarize(name, list(fragments))
+        return summarize_descriptions(list(fragments), embed=self.embed)
+
+
+def _batched_table(records: Iterable[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """A table built a slice of rows at a time: never every row as a dict at once."""
+    records = iter(records)
+    batches = []
+    while chunk := list(islice(records, TABLE_SLICE)):
+        batches.append(pa.RecordBatch.from_pylist(chunk, schema=schema))
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+TABLE_SLICE = 16_384
+
+
+def _entities_table(resolution: Resolution, degree: Counter[str], describe: _Describer) -> pa.Table:
+    rows = (
+        {
+            "id": e.id,
+            "human_readable_id": stable_int_id(e.id),
+            "title": e.title,
+            "type": e.type,
+            "description": describe(e.title, e.descriptions),
+            "text_unit_ids": list(e.text_unit_ids),
+            "frequency": e.frequency,
+            "degree": degree[e.id],
+            "merged_from": list(e.merged_from),
+        }
+        for e in resolution.entities
+    )
+    return _batched_table(rows, ENTITIES_SCHEMA)
+
+
+def _relationships_table(
+    edges: dict[tuple[str, str], _Edge], titles: dict[str, str], degree: Counter[str], describe: _Describer
+) -> pa.Table:
+    return _batched_table(_relationship_rows(edges, titles, degree, describe), RELATIONSHIPS_SCHEMA)
+
+
+def _relationship_rows(
+    edges: dict[tuple[str, str], _Edge], titles: dict[str, str], degree: Counter[str], describe: _Describer
+) -> Iterator[dict[str, Any]]:
+    for source, target in sorted(edges):
+        edge = edges.pop((source, target))  # freed once its row is made: edges and table never both whole
+        edge_id = hashlib.sha256(f"{source}|{target}".encode()).hexdigest()[:32]
+        yield {
+            "id": edge_id,
+            "human_readable_id": stable_int_id(edge_id),
+            "source": titles[source],
+            "target": titles[target],
+            "description": describe(f"{titles[source]} - {titles[target]}", edge.descriptions),
+            "weight": edge.weight,
+            "combined_degree": degree[source] + degree[target],
+            "text_unit_ids": sorted(set(edge.chunks)),
+            "source_id": source,
+            "target_id": target,
+            "type": Counter(edge.types).most_common(1)[0][0],
+            "keywords": ranked(Counter(edge.keywords)),
+        }
+
+
+def _facts_table(by_triple: dict[tuple[str, str, str], set[str]], resolution: Resolution) -> pa.Table:
+    by_name = {e.title.lower(): e.id for e in resolution.entities}
+    for (name, _type), entity_id in resolution.entity_ids.items():
+        by_name.setdefault(name.lower(), entity_id)
+    facts = (
+        {
+            "id": hashlib.sha256(f"{subject} {predicate} {obj}".encode()).hexdigest()[:32],
+            "text": f"{subject} {predicate} {obj}",
+            "subject": subject,
+            "predicate": predicate,
+            "object": obj,
+            "chunk_ids": sorted(chunks),
+            "subject_id": by_name.get(subject.lower()),
+            "object_id": by_name.get(obj.lower()),
+        }
+        for (subject, predicate, obj), chunks in sorted(by_triple.items())
+    )
+    return _batched_table(facts, FACTS_SCHEMA)

@@ -1,0 +1,120 @@
+"""LightRAG's high-level keywords of relationships: made where the extractor gave none, merged.
+
+LightRAG's extraction prompt asks the LLM for each relationship's "high-level keywords", the
+themes of the relation rather than its entities, and indexes the relationship by them; `global`
+query mode matches a question's themes against them. The LLM extractor's tool asks for them too.
+The offline extractor gives none, so here, before relationships are aggregated, each relationship
+without keywords gets the theme phrases of its own sentence (its description: the offline
+extractor's description *is* the sentence, or two), minus the words of its two entity names.
+
+This runs in the graph stage, not in the extractor, so adding it left the per-chunk extraction
+cache valid (a full re-extraction of a dev set costs half an hour). Parsing is the cost: each
+distinct description is parsed once per process, and its phrases are cached on disk by content
+(SHA-256 of the description and this module's source), so a re-run parses nothing it parsed before;
+they are read and written in batches (a commit per row was 14 % of the cold parsing time).
+
+Merging: an edge seen in several chunks has the union of its mentions' keywords, the most
+frequent first (then first seen), at most `MAX_EDGE_KEYWORDS`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from graphunified_query.core.providers.llm_cache import LLMCache, request_key
+
+MAX_EDGE_KEYWORDS = 10
+SAVE_EVERY = 512  # parsed texts per cache transaction
+MAX_MENTION_KEYWORDS = 8  # per relationship mention; as records.MAX_KEYWORDS for the LLM's
+Phrases = Callable[[list[str]], list[list[str]]]  # descriptions -> their theme phrases
+
+
+def spacy_phrases(cache: LLMCache | None = None) -> Phrases:
+    """Theme phrases of texts with the shared spaCy pipeline (loaded once per process), cached by
+    content when ``cache`` is given."""
+    from graphunified_assets.lib.extraction.extraction_cache import source_digest
+    from graphunified_query.core.text.spacy_text import DEFAULT_MODEL, load_pipeline
+    from graphunified_query.strategies import query_keywords
+
+    version = {
+        "relationship_keywords": source_digest(sys.modules[__name__], query_keywords),
+        "model": DEFAULT_MODEL,
+    }
+
+    def phrases(texts: list[str]) -> list[list[str]]:
+        keys = [request_key({**version, "text": text}) for text in texts]
+        cached = cache.get_many(keys) if cache is not None else {}
+        found = {i: list(cached[key]["phrases"]) for i, key in enumerate(keys) if key in cached}
+        missing = [i for i in range(len(texts)) if i not in found]
+        parsed: dict[str, dict[str, list[str]]] = {}
+        docs = load_pipeline().pipe((texts[i] for i in missing), batch_size=64) if missing else ()
+        for i, doc in zip(missing, docs, strict=True):
+            found[i] = query_keywords.theme_phrases(doc)
+            if cache is None:
+                continue
+            parsed[keys[i]] = {"phrases": found[i]}
+            if len(parsed) == SAVE_EVERY:
+                cache.put_many(parsed)  # a transaction per batch: a crash loses at most one
+                parsed = {}
+        if cache is not None and parsed:
+            cache.put_many(parsed)
+        return [found[i] for i in range(len(texts))]
+
+    return phrases
+
+
+def with_keywords(rows: Iterable[dict[str, Any]], phrases: Phrases) -> Iterable[dict[str, Any]]:
+    """Extraction rows whose relationships all carry keywords: the extractor's where it gave
+    some, else the theme phrases of the relationship's description without its entity names.
+
+    One pass over ``rows`` gathers the descriptions to parse; the rows themselves are filled one
+    at a time as they are read (re-iterable when ``rows`` is), so none is copied ahead.
+    """
+    texts = list(
+        dict.fromkeys(
+            rel["description"]
+            for row in rows
+            for rel in row["relationships"]
+            if not rel.get("keywords") and rel["description"]
+        )
+    )
+    return _KeywordedRows(rows, dict(zip(texts, phrases(texts), strict=True)) if texts else {})
+
+
+@dataclass(frozen=True)
+class _KeywordedRows:
+    rows: Iterable[dict[str, Any]]
+    by_text: dict[str, list[str]]  # description -> its theme phrases
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for row in self.rows:
+            relationships = []
+            for rel in row["relationships"]:
+                if not rel.get("keywords"):
+                    names = _words([rel["source"], rel["target"]])
+                    found = self.by_text.get(rel["description"], [])
+                    rel = {**rel, "keywords": without_names(found, names)[:MAX_MENTION_KEYWORDS]}
+                relationships.append(rel)
+            yield {**row, "relationships": relationships}
+
+
+def without_names(phrases: Iterable[str], name_words: set[str]) -> list[str]:
+    """Each phrase without the entity names' words; phrases left empty are dropped."""
+    kept = (" ".join(w for w in phrase.split() if w not in name_words) for phrase in phrases)
+    return list(dict.fromkeys(p for p in kept if p))
+
+
+def ranked(counts: Counter[str], limit: int = MAX_EDGE_KEYWORDS) -> list[str]:
+    """The most frequent keywords first; ties keep the order they were first seen in."""
+    order = {k: i for i, k in enumerate(counts)}
+    return sorted(counts, key=lambda k: (-counts[k], order[k]))[:limit]
+
+
+def _words(names: Iterable[str]) -> set[str]:
+    from graphunified_query.strategies.query_keywords import name_words
+
+    return name_words(list(names))

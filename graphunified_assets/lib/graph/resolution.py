@@ -1,0 +1,219 @@
+"""Corpus-wide entity resolution: surface mentions → one entity per real-world thing.
+
+Steps: group mentions by normalized name and type; propose merges within a type (fuzzy names,
+name-embedding neighbours, unambiguous PERSON short forms); join them with union-find. Across
+types only a type vote merges: one exact name typed two ways ("Hale Mill" as ORGANIZATION and as
+PERSON, a common small-NER slip) is one entity when the name has several words or one type holds
+most of its mentions; so "Jordan" the person and "Jordan" the country, evenly split, stay two.
+Output is independent of input order and ids are stable: a hash of the canonical name and type.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from graphunified_assets.lib.graph.description_summary import summarize_descriptions
+from graphunified_assets.lib.graph.name_matching import (
+    Embed,
+    embedding_pairs,
+    fuzzy_pairs,
+    markers,
+    middle_name_pairs,
+    normalize_name,
+    short_name_pairs,
+)
+from graphunified_assets.lib.graph.resolution_pairs import PairMemory
+
+__all__ = ["EntityMention", "Resolution", "ResolvedEntity", "resolve_entities", "summarize_descriptions"]
+
+
+@dataclass(frozen=True)
+class EntityMention:
+    name: str
+    type: str
+    description: str = ""
+    chunk_id: str = ""
+
+
+@dataclass(frozen=True)
+class ResolvedEntity:
+    id: str
+    title: str  # canonical display name
+    type: str
+    descriptions: tuple[str, ...]  # unique fragments, ordered by chunk id
+    text_unit_ids: tuple[str, ...]  # sorted unique chunk ids
+    frequency: int  # number of distinct chunks
+    merged_from: tuple[str, ...]  # other surface names merged into this entity, sorted
+
+
+@dataclass(frozen=True)
+class Resolution:
+    entities: tuple[ResolvedEntity, ...]
+    entity_ids: Mapping[tuple[str, str], str]  # (surface name, TYPE) → entity id
+    merges: Mapping[str, int] = field(default_factory=dict)  # unions made by each rule
+
+    def id_for(self, name: str, type_: str) -> str | None:
+        """Entity id of a surface name, tolerant of case and punctuation differences."""
+        found = self.entity_ids.get((name.strip(), type_.upper()))
+        return found if found is not None else self._by_norm.get((normalize_name(name), type_.upper()))
+
+    @cached_property
+    def _by_norm(self) -> dict[tuple[str, str], str]:
+        return {(normalize_name(n), t): i for (n, t), i in self.entity_ids.items()}
+
+
+@dataclass
+class _Group:
+    """All mentions sharing one normalized name and type."""
+
+    surfaces: Counter[str] = field(default_factory=Counter)
+    chunks: set[str] = field(default_factory=set)
+    fragments: set[tuple[str, str]] = field(default_factory=set)  # (chunk id, description)
+
+
+def resolve_entities(
+    mentions: Iterable[EntityMention],
+    *,
+    embed: Embed | None = None,
+    fuzzy_threshold: float = 92.0,
+    embed_threshold: float = 0.92,
+    embed_neighbours: int = 5,
+    memory: PairMemory | None = None,
+) -> Resolution:
+    """``memory`` remembers the candidate pairs of earlier builds: only pairs involving new or
+    changed names are computed (`resolution_pairs`), with the same result as without it."""
+    groups = _group(mentions)
+    keys = sorted(groups)
+    parent = list(range(len(keys)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(pairs: Iterable[tuple[int, int]]) -> int:
+        joined = 0
+        for a, b in pairs:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)  # smaller index wins: order-independent roots
+                joined += 1
+        return joined
+
+    merges = Counter({"normalized": sum(len(g.surfaces) - 1 for g in groups.values())})
+    by_type: dict[str, list[int]] = defaultdict(list)
+    for i, (_, type_) in enumerate(keys):
+        by_type[type_].append(i)
+    for type_, members in sorted(by_type.items()):
+        norms = [keys[i][0] for i in members]
+        found = (
+            memory.fuzzy_pairs(type_, norms, threshold=fuzzy_threshold)
+            if memory is not None
+            else fuzzy_pairs(norms, threshold=fuzzy_threshold)
+        )
+        merges["fuzzy"] += union((members[a], members[b]) for a, b in found)
+        if embed is not None:
+            labels = [groups[keys[i]].surfaces.most_common(1)[0][0] for i in members]
+            found = (
+                memory.embedding_pairs(
+                    type_, norms, labels, embed, threshold=embed_threshold, neighbours=embed_neighbours
+                )
+                if memory is not None
+                else embedding_pairs(labels, embed, threshold=embed_threshold, neighbours=embed_neighbours)
+            )
+            # Distinct people's names embed close together, and numbers barely move an embedding.
+            found = [(a, b) for a, b in found if type_ != "PERSON" and markers(norms[a]) == markers(norms[b])]
+            merges["embedding"] += union((members[a], members[b]) for a, b in found)
+        if type_ == "PERSON":
+            chunks = [frozenset(groups[keys[i]].chunks) for i in members]
+            # Middle names first, so "Barack Hussein Obama" and "Barack Obama" are one candidate for "Obama".
+            found = middle_name_pairs(norms, [find(m) for m in members])
+            merges["alias"] += union((members[a], members[b]) for a, b in found)
+            found = short_name_pairs(norms, [find(m) for m in members], chunks)
+            merges["alias"] += union((members[a], members[b]) for a, b in found)
+
+    merges["type_vote"] += union(_type_vote_pairs(keys, groups))
+
+    clusters: dict[int, list[int]] = defaultdict(list)
+    for i in range(len(keys)):
+        clusters[find(i)].append(i)
+    entities: list[ResolvedEntity] = []
+    entity_ids: dict[tuple[str, str], str] = {}
+    for members in clusters.values():
+        entity = _entity([keys[i] for i in members], groups)
+        entities.append(entity)
+        for i in members:
+            for surface in groups[keys[i]].surfaces:
+                entity_ids[(surface, keys[i][1])] = entity.id
+    entities.sort(key=lambda e: (e.type, e.title.casefold(), e.id))
+    return Resolution(entities=tuple(entities), entity_ids=entity_ids, merges=dict(merges))
+
+
+TYPE_VOTE_SHARE = 0.6  # a single-word name joins its majority type when that type has this share
+
+
+def _type_vote_pairs(
+    keys: list[tuple[str, str]], groups: Mapping[tuple[str, str], _Group]
+) -> list[tuple[int, int]]:
+    by_name: dict[str, list[int]] = defaultdict(list)
+    for i, (norm, _) in enumerate(keys):
+        by_name[norm].append(i)
+    pairs = []
+    for norm, members in by_name.items():
+        if len(members) < 2:
+            continue
+        counts = [sum(groups[keys[i]].surfaces.values()) for i in members]
+        if " " in norm or max(counts) >= TYPE_VOTE_SHARE * sum(counts):
+            pairs += [(members[0], other) for other in members[1:]]
+    return pairs
+
+
+def _group(mentions: Iterable[EntityMention]) -> dict[tuple[str, str], _Group]:
+    groups: dict[tuple[str, str], _Group] = defaultdict(_Group)
+    for mention in mentions:
+        name = " ".join(mention.name.split())
+        norm = normalize_name(name) or name.casefold()
+        if not norm:
+            continue
+        group = groups[(norm, mention.type.upper())]
+        group.surfaces[name] += 1
+        if mention.chunk_id:
+            group.chunks.add(mention.chunk_id)
+        if mention.description.strip():
+            group.fragments.add((mention.chunk_id, " ".join(mention.description.split())))
+    return groups
+
+
+def _entity(members: list[tuple[str, str]], groups: Mapping[tuple[str, str], _Group]) -> ResolvedEntity:
+    # Canonical form: a multi-word full name if there is one, then the most mentioned, then longest.
+    def rank(key: tuple[str, str]) -> tuple[bool, int, int, str]:
+        return (" " in key[0], sum(groups[key].surfaces.values()), len(key[0]), key[0])
+
+    canonical = max(members, key=rank)
+    surfaces = groups[canonical].surfaces
+    # Most used spelling; then capitalized, not shouting, least punctuation.
+    title = max(surfaces, key=lambda s: (surfaces[s], s[:1].isupper(), not s.isupper(), -len(s), s))
+    type_ = canonical[1]
+    chunks: set[str] = set()
+    fragments: set[tuple[str, str]] = set()
+    names: set[str] = set()
+    for key in members:
+        chunks |= groups[key].chunks
+        fragments |= groups[key].fragments
+        names |= set(groups[key].surfaces)
+    descriptions = list(dict.fromkeys(text for _, text in sorted(fragments)))
+    digest = hashlib.sha256(f"{type_}\x1f{canonical[0]}".encode()).hexdigest()[:16]
+    return ResolvedEntity(
+        id=f"ent-{digest}",
+        title=title,
+        type=type_,
+        descriptions=tuple(descriptions),
+        text_unit_ids=tuple(sorted(chunks)),
+        frequency=len(chunks),
+        merged_from=tuple(sorted(names - {title})),
+    )

@@ -1,0 +1,130 @@
+"""The pipeline's own bookkeeping, in SQLite so concurrent runs can share it safely.
+
+- ``indexed_documents``: the content hash of every document as last written by the
+  ``documents`` asset; the sensor and ``index`` compare the input folder against it.
+- ``failures``: every document or record that could not be processed, with the reason, so a
+  bad file is visible (CLI, Dagster metadata) and retried on the next run instead of lost.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.sqlite_files import open_rebuildable
+
+_SCHEMA = """
+create table if not exists indexed_documents (document_id text primary key, content_hash text not null);
+create table if not exists failures (
+    source text not null, stage text not null, reason text not null, recorded_at text not null,
+    primary key (source, stage)
+);
+create table if not exists parse_failed (document_id text primary key, content_hash text not null);
+"""
+
+
+@dataclass(frozen=True)
+class Failure:
+    source: str
+    stage: str
+    reason: str
+    recorded_at: str
+
+
+class IndexState:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        db, damaged = open_rebuildable(path, lambda db: db.executescript(_SCHEMA), timeout=60)
+        db.close()
+        self.repaired = damaged  # the warning naming the damaged file, or None
+        if damaged:
+            self.mark_indexed(hashes_in_tables(path.parent))
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=60)
+        try:
+            db.execute("pragma journal_mode=wal")
+            with db:  # one transaction: committed on success, rolled back on error
+                yield db
+        finally:
+            db.close()
+
+    def indexed_hashes(self) -> dict[str, str]:
+        with self._connect() as db:
+            return dict(db.execute("select document_id, content_hash from indexed_documents"))
+
+    def mark_indexed(self, hashes: dict[str, str]) -> None:
+        with self._connect() as db:
+            db.executemany("insert or replace into indexed_documents values (?, ?)", hashes.items())
+
+    def forget(self, document_ids: Iterable[str]) -> None:
+        ids = [(d,) for d in document_ids]
+        with self._connect() as db:
+            db.executemany("delete from indexed_documents where document_id = ?", ids)
+            db.executemany("delete from parse_failed where document_id = ?", ids)
+
+    def mark_parse_failed(self, hashes: dict[str, str], parsed: Iterable[str]) -> None:
+        """Content that failed to parse: not retried (nor a refresh run) until it changes."""
+        with self._connect() as db:
+            db.executemany("delete from parse_failed where document_id = ?", ((d,) for d in parsed))
+            db.executemany("insert or replace into parse_failed values (?, ?)", hashes.items())
+
+    def parse_failed_hashes(self) -> dict[str, str]:
+        with self._connect() as db:
+            return dict(db.execute("select document_id, content_hash from parse_failed"))
+
+    def retry_parse_failures(self) -> None:
+        with self._connect() as db:
+            db.execute("delete from parse_failed")
+
+    def record_failures(self, stage: str, failures: Iterable[tuple[str, str]]) -> None:
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._connect() as db:
+            db.executemany(
+                "insert or replace into failures values (?, ?, ?, ?)",
+                ((source, stage, reason, now) for source, reason in failures),
+            )
+
+    def replace_failures(self, stage: str, failures: Iterable[tuple[str, str]]) -> None:
+        """Make ``failures`` the whole list for ``stage`` (a fresh scan supersedes the last one)."""
+        with self._connect() as db:
+            db.execute("delete from failures where stage = ?", (stage,))
+        self.record_failures(stage, failures)
+
+    def clear_failures(self, stage: str, sources: Iterable[str]) -> None:
+        with self._connect() as db:
+            db.executemany(
+                "delete from failures where stage = ? and source = ?", ((stage, s) for s in sources)
+            )
+
+    def failures(self) -> list[Failure]:
+        with self._connect() as db:
+            rows = db.execute(
+                "select source, stage, reason, recorded_at from failures order by source, stage"
+            )
+            return [Failure(*row) for row in rows]
+
+
+def hashes_in_tables(home: Path) -> dict[str, str]:
+    """What `documents` wrote, from its files: a lost state costs no re-indexing (failures are
+    found again by the next run, as their documents have no files)."""
+    folder = HomeLayout.at(home).partition_dir("documents")
+    hashes: dict[str, str] = {}
+    for path in folder.glob("*.parquet") if folder.is_dir() else []:
+        try:
+            table = pq.read_table(path, columns=["id", "content_hash"])
+        except (OSError, pa.ArrowException):
+            continue  # a damaged file: its document is redone
+        hashes.update(
+            zip(table.column("id").to_pylist(), table.column("content_hash").to_pylist(), strict=True)
+        )
+    return hashes

@@ -1,0 +1,98 @@
+"""Compare the input folder with what is indexed: which documents are new, changed, removed.
+
+A document is pending when its content hash differs from the indexed one, or when one of its
+downstream per-document files is missing or older than its ``documents`` file (a run that
+failed half-way). Everything else is untouched — not even read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_query.core.layout import HomeLayout
+
+
+@dataclass(frozen=True)
+class UpdatePlan:
+    new: tuple[str, ...]
+    changed: tuple[str, ...]
+    incomplete: tuple[str, ...]
+    removed: tuple[str, ...]
+    unchanged: int
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        return self.new + self.changed + self.incomplete
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.new)} new, {len(self.changed)} changed, {len(self.incomplete)} incomplete, "
+            f"{len(self.removed)} removed, {self.unchanged} unchanged"
+        )
+
+
+def plan_update(
+    scanned: dict[str, str],
+    indexed: dict[str, str],
+    live_partitions: Sequence[str],
+    *,
+    layout: HomeLayout,
+    downstream_tables: Sequence[str],
+) -> UpdatePlan:
+    """``scanned`` and ``indexed`` map document ids to content hashes."""
+    live = set(live_partitions)
+    # Content that failed to parse fails again: it waits for a change (or `index --refresh`).
+    unparsable = {
+        k for k, h in IndexState(layout.index_state).parse_failed_hashes().items() if scanned.get(k) == h
+    }
+    new = sorted(k for k in scanned if k not in indexed and k not in live and k not in unparsable)
+    # A live partition never indexed is one that failed before: it is retried like a change.
+    changed = sorted(
+        k for k in scanned if k not in new and k not in unparsable and indexed.get(k) != scanned[k]
+    )
+    settled = [k for k in scanned if k not in new and k not in changed]
+    incomplete = sorted(k for k in settled if _is_incomplete(k, layout, downstream_tables))
+    removed = sorted((live | set(indexed)) - set(scanned))
+    unchanged = len(settled) - len(incomplete)
+    return UpdatePlan(tuple(new), tuple(changed), tuple(incomplete), tuple(removed), unchanged)
+
+
+def _is_incomplete(document_id: str, layout: HomeLayout, downstream_tables: Sequence[str]) -> bool:
+    source = layout.partition_path("documents", document_id)
+    try:
+        written = source.stat().st_mtime_ns
+    except FileNotFoundError:
+        return True
+    for table in downstream_tables:
+        try:
+            if layout.partition_path(table, document_id).stat().st_mtime_ns < written:
+                return True
+        except FileNotFoundError:
+            return True
+    return False
+
+
+def contiguous_ranges(
+    ordered_keys: Sequence[str], wanted: set[str], *, max_ranges: int
+) -> list[tuple[str, str]]:
+    """Cover ``wanted`` with at most ``max_ranges`` runs of consecutive partition keys.
+
+    Dynamic partitions are ordered by when they were added, and a run targets a key range, so
+    scattered changes are grouped; the closest ranges are merged until few enough remain.
+    Unchanged documents swept into a merged range cost only re-chunking: every model call is
+    served from the content-hash caches.
+    """
+    positions = [i for i, key in enumerate(ordered_keys) if key in wanted]
+    spans: list[list[int]] = []
+    for pos in positions:
+        if spans and pos == spans[-1][1] + 1:
+            spans[-1][1] = pos
+        else:
+            spans.append([pos, pos])
+    while len(spans) > max_ranges:
+        gaps = [spans[i + 1][0] - spans[i][1] for i in range(len(spans) - 1)]
+        i = gaps.index(min(gaps))
+        spans[i : i + 2] = [[spans[i][0], spans[i + 1][1]]]
+    return [(ordered_keys[a], ordered_keys[b]) for a, b in spans]

@@ -1,0 +1,114 @@
+"""Entity and report vectors composed from the vectors of their sentences and names.
+
+all-MiniLM-L6-v2 mean-pools its token vectors, so the embedding of a concatenation lies close to
+the token-count-weighted mean of its parts' embeddings. The long texts the graph indexes embedded
+whole ("title: description" per entity, each report's text and points) are made of pieces the
+build embeds anyway: offline, a description is an extractive summary of fragment sentences that
+`graph_elements` embeds to rank them, names are embedded for resolution and relationship vectors,
+and reports are built from those descriptions, relationship descriptions and names. Here a text
+is split into pieces (its name, headline or title and the `sentences` of its prose), each distinct
+piece is embedded once (cached by content) and the vector is the unit weighted sum of the unit
+piece vectors, a piece weighing ``len(piece) ** exponent`` (characters stand in for
+tokens, so the rule is the same for every embedder). An LLM's description is split the same way:
+its sentences cost about the tokens of the whole text they replace.
+
+The constants come from a sweep (`bench/composed_vectors.py`, seed 0) on 400 rows of each kind of
+the 12.6K-passage scale home, comparing the composed vector with the embedding of the full text:
+mean cosine, and the rate at which a composed vector's nearest full-text vector among the 400 is
+its own. Entities ("title: description"), name weight 0.5 / 1 / 2 / 4:
+exponent 0: cosine 0.949 / 0.903 / 0.822 / 0.736, own 100 / 100 / 100 / 97.5 %;
+exponent 0.5: 0.964 / 0.962 / 0.940 / 0.883, own 99.8 / 100 / 100 / 100 %;
+exponent 1: 0.959 / 0.962 / 0.962 / 0.951, own 99.8 / 99.8 / 99.8 / 100 %.
+Report points ("headline: explanation", summaries), exponent 0 / 0.5 / 1: cosine 0.924 / 0.953 /
+0.950, own 100 / 99.8 / 99.3 %. Report texts (title, summary, headlines): 0.791 / 0.855 /
+0.887, own 100 % each.
+For reports exponent 1 has the best cosine, and it is kept there. For entities cosine ties, and
+exponent 1 weighs a name by its few characters while in the full text every token attends to it:
+an entity's own name (as a query, 400 of 4,000 sampled entities, `name_retrieval`) ranks it in the
+top 5 for 91.0 % with the full texts and, name weight 1 / 2 / 4 / 8, exponent 1: 76.2 / 81.0 /
+87.7 / 93.0 %, exponent 0.5: 89.5 / 95.8 / 99.3 / 100 %. Entities take exponent 0.5 with the name
+unweighted: cosine 0.962, nearest own 100 %, and as findable by name as the full text (89.5 vs
+91.0 %). On the dev sets exponent 1 for entities had cost graphrag_local 6 points of Recall@5 on
+2WikiMultihopQA, whose questions name their entities; exponent 0.5 for reports cost global
+search 2.5 points on MuSiQue.
+
+Entity composition is opt-in (`graph.composed_entity_vectors`): on the three dev sets it cost
+expanded, which seeds from entity vectors, 3.3 / 1.25 / 3.0 points of Recall@5 (MuSiQue / 2Wiki /
+HotpotQA; graphrag_local −0.5 on average, lightrag and hipporag within noise), a price a team
+iterating on a large corpus may pay for 26 → ~2 minutes of model time, not a default. Report and
+point composition is measured here (`bench/composed_vectors.py`) but not wired: report vectors are
+reused by their text across updates (`lib/report_slices.py`), so composing them needs the
+composition in that key first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from graphunified_assets.lib.graph.description_summary import sentences
+from graphunified_assets.lib.vectors.distinct_embedding import Embed, embed_distinct, unit
+from graphunified_query.core.indexes.report_points import report_points
+
+ENTITY_EXPONENT = 0.5  # an entity's piece weighs the square root of its length (sweep above)
+REPORT_EXPONENT = 1.0  # a report's or point's piece weighs its length, as mean pooling does
+NAME_WEIGHT = 1.0  # an entity's name, times its length weight
+
+Pieces = Sequence[tuple[str, float]]  # (text, weight multiplier) per piece of one row
+
+
+def entity_vectors(rows: Sequence[Mapping[str, Any]], embed: Embed) -> np.ndarray:
+    """One unit vector per entity row (title, description), composed from `entity_pieces`."""
+    return composed_vectors([entity_pieces(row) for row in rows], embed, exponent=ENTITY_EXPONENT)
+
+
+def report_and_point_vectors(
+    reports: Sequence[Mapping[str, Any]], embed: Embed
+) -> tuple[np.ndarray, np.ndarray]:
+    """(one vector per report's `report_text`, one per point of every report in `report_points`
+    order), composed from `report_pieces` and `point_pieces`."""
+    texts = composed_vectors([report_pieces(r) for r in reports], embed, exponent=REPORT_EXPONENT)
+    pieces = [point for report in reports for point in point_pieces(report)]
+    return texts, composed_vectors(pieces, embed, exponent=REPORT_EXPONENT)
+
+
+def composed_vectors(rows: Sequence[Pieces], embed: Embed, *, exponent: float) -> np.ndarray:
+    """One unit vector per row: the weighted sum of its pieces' unit vectors, each distinct piece
+    embedded once. A row without pieces gets a zero vector (callers give every row one)."""
+    texts = [text for row in rows for text, _ in row]
+    vectors, index = embed_distinct(texts, embed)
+    if not texts:
+        return np.zeros((len(rows), 0), np.float32)
+    weights = np.array([len(t) ** exponent * m for row in rows for t, m in row], np.float32)
+    owner = np.repeat(np.arange(len(rows)), [len(row) for row in rows])
+    mix = sparse.csr_matrix((weights, (owner, index)), shape=(len(rows), vectors.shape[0]))
+    return unit(mix @ unit(vectors))
+
+
+def entity_pieces(row: Mapping[str, Any], *, name_weight: float = NAME_WEIGHT) -> list[tuple[str, float]]:
+    """An entity as its title and its description's sentences (just the title without one)."""
+    return [(row["title"], name_weight), *((s, 1.0) for s in sentences([row["description"] or ""]))]
+
+
+def point_pieces(report: Mapping[str, Any]) -> list[list[tuple[str, float]]]:
+    """Each of `report_points`' texts as pieces: the summary's sentences, then per finding its
+    headline and its explanation's sentences."""
+    points = [_prose(report["summary"])] if report["summary"] else []
+    for finding in report["findings"] or []:
+        headline = [(finding["summary"], 1.0)] if finding["summary"] else []
+        points.append([*headline, *_prose(finding["explanation"])])
+    # A point of no words (an empty finding) is embedded as the text it is stored as.
+    return [pieces or [(text, 1.0)] for pieces, text in zip(points, report_points(report), strict=True)]
+
+
+def report_pieces(report: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """`report_text` as pieces: the title, the summary's sentences and each finding's headline."""
+    headlines = [(f["summary"], 1.0) for f in report["findings"] or [] if f["summary"]]
+    return [(report["title"], 1.0), *_prose(report["summary"]), *headlines]
+
+
+def _prose(text: str | None) -> list[tuple[str, float]]:
+    return [(s, 1.0) for s in sentences([text or ""])]

@@ -1,0 +1,142 @@
+"""`export_graphrag`: a data home's tables as a Microsoft GraphRAG v3 output folder.
+
+GraphRAG's columns are a prefix of ours, so exporting is mostly dropping our extra columns.
+What we leave empty and GraphRAG fills is derived here: a document's text units and a text
+unit's entities and relationships. Ids stay ours (document ids are input paths, not SHA-512).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from graphunified_assets.ops.graphrag_io.schema import graphrag_schema
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.parquet import StoreError, read_table, read_tables, write_table_atomic
+from graphunified_query.core.tables import (
+    CHUNKS,
+    CHUNKS_SCHEMA,
+    COMMUNITIES,
+    COMMUNITY_REPORTS,
+    DOCUMENTS,
+    DOCUMENTS_SCHEMA,
+    ENTITIES,
+    RELATIONSHIPS,
+)
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    folder: Path
+    rows: dict[str, int]
+
+    def summary(self) -> str:
+        counts = ", ".join(f"{n} {table}" for table, n in self.rows.items())
+        return f"exported GraphRAG v3 tables to {self.folder}: {counts}"
+
+
+def export_graphrag(home: Path, out: Path) -> ExportReport:
+    """Write ``out/{documents,text_units,entities,...}.parquet``, ``stats.json`` and ``context.json``."""
+    layout = HomeLayout.at(home)
+    hint = f"python -m graphunified_assets index --home {home}"
+    documents = _per_document(layout, DOCUMENTS, DOCUMENTS_SCHEMA, hint).sort_by("id")
+    chunks = _per_document(layout, CHUNKS, CHUNKS_SCHEMA, hint).sort_by(
+        [("document_id", "ascending"), ("chunk_index", "ascending")]
+    )
+    entities, relationships, communities, reports = (
+        read_table(layout.table_path(name), rebuild_hint=hint)
+        for name in (ENTITIES, RELATIONSHIPS, COMMUNITIES, COMMUNITY_REPORTS)
+    )
+    chunk_ids = chunks.column("id").to_pylist()
+    by_document = _group(chunks.column("document_id").to_pylist(), chunk_ids)
+    documents = _set(documents, "text_unit_ids", [by_document[d] for d in documents.column("id").to_pylist()])
+    documents = _set(documents, "raw_data", _raw_data(documents.column("raw_data").to_pylist()))
+    chunks = _set(chunks, "entity_ids", _mentions(entities, chunk_ids))
+    chunks = _set(chunks, "relationship_ids", _mentions(relationships, chunk_ids))
+    tables = {
+        DOCUMENTS: documents,
+        CHUNKS: chunks,
+        ENTITIES: entities,
+        RELATIONSHIPS: relationships,
+        COMMUNITIES: communities,
+        COMMUNITY_REPORTS: reports,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        write_table_atomic(out / f"{name}.parquet", _graphrag_columns(name, table))
+    stats = {
+        "total_runtime": 0.0,
+        "num_documents": documents.num_rows,
+        "update_documents": 0,
+        "input_load_time": 0.0,
+        "workflows": {},
+    }
+    (out / "stats.json").write_text(json.dumps(stats, indent=4) + "\n", encoding="utf-8")
+    (out / "context.json").write_text("{}\n", encoding="utf-8")
+    return ExportReport(out, {name: table.num_rows for name, table in tables.items()})
+
+
+def _per_document(layout: HomeLayout, table: str, schema: pa.Schema, hint: str) -> pa.Table:
+    paths = sorted(layout.partition_dir(table).glob("*.parquet"))
+    if not paths:
+        raise StoreError(f"{layout.partition_dir(table)} holds no documents; build the index with `{hint}`.")
+    return read_tables(paths, schema)
+
+
+def _graphrag_columns(name: str, table: pa.Table) -> pa.Table:
+    schema = graphrag_schema(name)
+    if name == DOCUMENTS:  # raw_data is typed by its content, as GraphRAG's pandas writer does
+        schema = schema.set(schema.get_field_index("raw_data"), table.schema.field("raw_data"))
+    return table.select(schema.names).cast(schema)
+
+
+def _set(table: pa.Table, column: str, values: pa.Array | list[Any]) -> pa.Table:
+    index = table.schema.get_field_index(column)
+    array = values if isinstance(values, pa.Array) else pa.array(values, table.schema.field(index).type)
+    return table.set_column(index, pa.field(column, array.type), array)
+
+
+def _group(keys: list[str], values: list[str]) -> defaultdict[str, list[str]]:
+    grouped: defaultdict[str, list[str]] = defaultdict(list)
+    for key, value in zip(keys, values, strict=True):
+        grouped[key].append(value)
+    return grouped
+
+
+def _mentions(table: pa.Table, chunk_ids: list[str]) -> list[list[str]]:
+    """Per chunk, the ids of the rows (entities or relationships) that cite it, in table order."""
+    cited: defaultdict[str, list[str]] = defaultdict(list)
+    for row in table.select(["id", "text_unit_ids"]).to_pylist():
+        for chunk_id in row["text_unit_ids"]:
+            cited[chunk_id].append(row["id"])
+    return [cited[c] for c in chunk_ids]
+
+
+def _raw_data(values: list[str | None]) -> pa.Array:
+    """GraphRAG keeps a record's fields as a struct, or null for plain text files."""
+    records = [json.loads(v) if v else {} for v in values]
+    if not any(records):
+        return pa.nulls(len(records))
+    try:
+        array = pa.array([r or None for r in records])
+        if _parquet_can_hold(array.type):
+            return array
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # fields whose types differ between records
+        pass
+    return pa.array([json.dumps(r, ensure_ascii=False) if r else None for r in records], pa.string())
+
+
+def _parquet_can_hold(kind: pa.DataType) -> bool:
+    """Parquet has no empty struct, which an empty nested record (``{"tags": {}}``) becomes."""
+    if pa.types.is_struct(kind):
+        return kind.num_fields > 0 and all(
+            _parquet_can_hold(kind.field(i).type) for i in range(kind.num_fields)
+        )
+    if pa.types.is_list(kind):
+        return _parquet_can_hold(kind.value_type)
+    return True

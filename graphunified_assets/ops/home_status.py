@@ -1,0 +1,113 @@
+"""`status`: what a reader can search right now, what is only parsed, what failed, what comes next.
+
+"Indexed" used to mean "its documents table was written", so right after a crash `status` said
+34 documents indexed when nothing was searchable, and 3 when all three failed embedding.
+Searchable means present in the published generation readers load; everything is read without
+Dagster, so `status` is quick and works on a home whose runs failed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import lancedb
+
+from graphunified_assets.lib.ingest.index_state import Failure, IndexState
+from graphunified_assets.lib.ingest.sources import scan_input
+from graphunified_assets.lib.ingest.update_plan import UpdatePlan, plan_update
+from graphunified_query.core.layout import HomeLayout, refresh_command
+from graphunified_query.core.stores.parquet import StoreError
+from graphunified_query.core.stores.publication import MANIFEST, current
+from graphunified_query.core.tables import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
+from graphunified_query.snapshot.model import CHUNK_VECTORS
+
+DOWNSTREAM_TABLES = (CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)  # as the sensor's, without importing Dagster
+
+
+@dataclass(frozen=True)
+class HomeStatus:
+    home: Path
+    searchable: set[str]
+    parsed: set[str]  # the documents table was written for them
+    failures: list[Failure]
+    generation: str  # "generation 3, published 2026-…", or why there is none
+    refresh_pending: bool
+    plan: UpdatePlan | None  # what the next `index` does; None when the input folder is missing
+    input_dir: Path
+
+    def lines(self) -> list[str]:
+        failed = {f.source for f in self.failures}
+        lines = [
+            f"{len(self.searchable)} documents searchable, {len(self.parsed - self.searchable)} parsed but "
+            f"not searchable, {len(failed)} failed in {self.home}",
+            f"  readers load {self.generation}",
+        ]
+        lines += [f"  failed [{f.stage}] {f.source}: {f.reason}" for f in self.failures]
+        if self.refresh_pending:
+            lines.append("  a global refresh is pending (the last one did not finish): `index` redoes it")
+        if self.plan is None:
+            lines.append(f"  next `index`: input folder {self.input_dir} does not exist; pass --input DIR")
+        else:
+            refresh = self.refresh_pending or self.plan.pending or self.plan.removed
+            then = "then the global refresh" if refresh else "nothing to refresh"
+            lines.append(f"  next `index` of {self.input_dir}: {self.plan.summary()}; {then}")
+        return lines
+
+
+def home_status(layout: HomeLayout, input_dir: Path) -> HomeStatus:
+    state = IndexState(layout.index_state)
+    indexed = state.indexed_hashes()
+    generation, searchable = _published(layout)
+    plan = None
+    if input_dir.is_dir():
+        scan = scan_input(input_dir)
+        scanned = {k: d.content_hash for k, d in scan.documents.items()}
+        plan = plan_update(
+            scanned, indexed, list(indexed), layout=layout, downstream_tables=DOWNSTREAM_TABLES
+        )
+    return HomeStatus(
+        layout.home,
+        searchable,
+        set(indexed),
+        state.failures(),
+        generation,
+        layout.refresh_pending.exists(),
+        plan,
+        input_dir,
+    )
+
+
+def _published(layout: HomeLayout) -> tuple[str, set[str]]:
+    """The generation readers load and the documents its chunk vectors hold."""
+    try:
+        generation = current(layout, rebuild_hint=refresh_command(layout.home))
+    except StoreError as error:
+        return f"nothing: {error}", set()
+    if not (layout.lancedb / f"{CHUNK_VECTORS}.lance").exists():
+        return "nothing yet: no index was built (run `index`)", set()
+    try:
+        db = lancedb.connect(str(layout.lancedb))
+        version = generation.lance_version(CHUNK_VECTORS)
+        table = (
+            db.open_table(CHUNK_VECTORS, version=version)
+            if version is not None
+            else db.open_table(CHUNK_VECTORS)
+        )
+        documents = set(table.to_arrow().column("document_id").to_pylist())
+    except Exception as error:  # lance raises several types for damaged files; `index` repairs them
+        return f"a damaged index ({type(error).__name__}: {error}); `index` repairs it", set()
+    if generation.root is None:
+        return "the live files (nothing published yet)", documents
+    try:
+        published_at = json.loads((generation.root / MANIFEST).read_text(encoding="utf-8"))["published_at"]
+    except (OSError, ValueError, KeyError):
+        published_at = "at an unknown time"
+    return f"generation {generation.number}, published {published_at}", documents
+
+
+def print_status(layout: HomeLayout, input_dir: Path, echo: Callable[[str], None] = print) -> None:
+    for line in home_status(layout, input_dir).lines():
+        echo(line)

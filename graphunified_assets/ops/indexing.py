@@ -1,0 +1,249 @@
+"""Index an input folder in process against the persistent Dagster instance of a data home.
+
+The same asset graph as the UI runs here, so every run shows up in `dagster dev` afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+
+from graphunified_assets.defs.assets.raw_documents import observations
+from graphunified_assets.defs.build import build_definitions
+from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
+from graphunified_assets.defs.partitions import documents_partitions
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.defs.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
+from graphunified_assets.lib.extraction.cache_purge import purge_removed
+from graphunified_assets.lib.extraction.estimate import estimate_extraction
+from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_assets.lib.ingest.readers import read_documents
+from graphunified_assets.lib.ingest.sources import InputProblem, scan_input
+from graphunified_assets.lib.ingest.update_plan import UpdatePlan, plan_update
+from graphunified_assets.ops.child_process import ChildKilled, in_child
+from graphunified_assets.ops.home_lock import (
+    HomeLock,
+    fail_own_runs,
+    home_lock,
+    refuse_foreign_runs,
+    run_tags,
+)
+from graphunified_assets.ops.store_check import check_sqlite_files, check_store
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers.registry import OFFLINE
+
+# The console logger (text or JSON lines, per settings.logging) at INFO: step-level DEBUG drowns progress.
+_QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+DOCUMENTS_TABLE = "documents"
+# The instance template is the repository-root dagster.yaml, copied into each home's DAGSTER_HOME.
+INSTANCE_TEMPLATE = Path(__file__).resolve().parents[2] / "dagster.yaml"
+# From this many new or changed documents on, each run starts in a fresh process: the per-document
+# run leaves freed memory resident (~235 MB after 1,000 passages, 2.8 GB after 12.6K), while a
+# fresh interpreter costs seconds of imports, which a small update would pay on every `index`.
+FRESH_PROCESS_DOCUMENTS = 500
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    plan: UpdatePlan
+    problems: list[InputProblem]
+    run_ids: list[str]
+    seconds: float
+
+    @property
+    def runs(self) -> int:
+        return len(self.run_ids)
+
+
+def prepare_instance(resource: GraphUnifiedResource) -> dg.DagsterInstance:
+    """The data home's own Dagster instance (runs, events), created on first use."""
+    dagster_home = resource.layout.dagster_home
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    config = dagster_home / "dagster.yaml"
+    if not config.exists() and INSTANCE_TEMPLATE.exists():
+        shutil.copyfile(INSTANCE_TEMPLATE, config)
+    os.environ["DAGSTER_HOME"] = str(dagster_home)
+    return dg.DagsterInstance.get()
+
+
+def index(
+    resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print, refresh: bool = False
+) -> IndexReport:
+    """Index new/changed documents, drop removed ones; ``refresh`` re-runs the global stage regardless
+    (after changing graph or query settings, or upgrading): cached texts cost nothing.
+
+    Holds the home's index lock throughout: a second `index` of the same home is refused with a
+    message naming this one (`HomeLocked`), and a killed one leaves nothing stuck.
+    """
+    started = time.perf_counter()
+    layout = resource.layout
+    with home_lock(layout, command=f"python -m graphunified_assets index --home {layout.home}") as lock:
+        return _index(resource, lock, echo=echo, refresh=refresh, started=started)
+
+
+def _index(
+    resource: GraphUnifiedResource,
+    lock: HomeLock,
+    *,
+    echo: Callable[[str], None],
+    refresh: bool,
+    started: float,
+) -> IndexReport:
+    layout = resource.layout
+    instance = prepare_instance(resource)
+    for run_id in refuse_foreign_runs(instance, layout.home):
+        echo(f"marked Dagster run {run_id} as failed: the `index` running it was stopped or killed")
+    check = check_store(layout, (DOCUMENTS_TABLE, *DOWNSTREAM_TABLES))
+    for message in [*check_sqlite_files(layout), *check.messages()]:
+        echo(message)
+    resource.embedder()  # a model of embedding.models that cannot load stops here, before any run
+    scan = scan_input(resource.input_path)
+    for problem in scan.problems:
+        echo(f"skipped {problem.source}: {problem.reason}")
+    state = IndexState(layout.index_state)
+    state.replace_failures("scan", [(p.source, p.reason) for p in scan.problems])
+    if refresh:
+        state.retry_parse_failures()  # after an upgrade a parser may read what it could not
+    live = list(instance.get_dynamic_partitions(documents_partitions.name))
+    plan = plan_update(
+        {k: d.content_hash for k, d in scan.documents.items()},
+        state.indexed_hashes(),
+        live,
+        layout=layout,
+        downstream_tables=DOWNSTREAM_TABLES,
+    )
+    echo(f"{resource.input_path}: {plan.summary()}")
+    if plan.pending and resource.uses_claude():
+        pending = [scan.documents[k] for k in plan.pending]
+        parsed, _ = read_documents(pending, resource.input_path)
+        estimate = estimate_extraction((d.text for d in parsed), resource.settings)
+        echo(estimate.describe(resource.settings.llm.budget_usd))
+    offline = resource.llm_provider() == OFFLINE
+    if plan.removed and offline and (purged := purge_removed(resource.extractor(), layout, plan.removed)):
+        echo(f"forgot {purged} cached extraction(s) of removed documents")  # before their files go
+    ranges = run_ranges(plan, live)
+    unfinished = layout.refresh_pending.exists()
+    if unfinished:
+        echo("the last global refresh did not finish; it is redone")
+    refresh = refresh or unfinished or bool(check.damaged_globals) or bool(ranges) or bool(plan.removed)
+    if not refresh and (damage := published_damage(layout)):
+        echo(f"{damage}; the global refresh rebuilds it")
+        refresh = True
+    if refresh or _global_outputs_missing(layout):
+        layout.refresh_pending.touch()  # before any change: a crash from here on redoes the refresh
+    if plan.new:
+        instance.add_dynamic_partitions(documents_partitions.name, list(plan.new))
+    for key in plan.removed:
+        if key in live:
+            instance.delete_dynamic_partition(documents_partitions.name, key)
+    hashes = {k: d.content_hash for k, d in scan.documents.items()}
+    for observation in observations({k: hashes[k] for k in plan.pending}):
+        instance.report_runless_asset_event(observation)
+    run_ids = []
+    run = _runner(resource, instance, fresh=len(plan.pending) >= FRESH_PROCESS_DOCUMENTS)
+    for start, end in ranges:
+        echo(f"indexing documents {start!r} .. {end!r}")
+        refuse_foreign_runs(instance, layout.home)  # the UI's queue may have started one meanwhile
+        lock.note_run(f"{INDEX_DOCUMENTS} {start!r}..{end!r}")
+        run_ids.append(run(INDEX_DOCUMENTS, partition_range_tags(start, end)))
+    if layout.refresh_pending.exists():
+        echo("refreshing global indexes")
+        refuse_foreign_runs(instance, layout.home)
+        lock.note_run(REFRESH_INDEXES)
+        run_ids.append(run(REFRESH_INDEXES, {}))
+        layout.refresh_pending.unlink()
+    return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
+
+
+_GLOBAL_VECTOR_TABLES = (
+    "chunk_vectors",
+    "entity_vectors",
+    "relationship_vectors",
+    "fact_vectors",
+    "report_vectors",
+    "report_point_vectors",  # an older home gains global search's precomputed map points
+)
+
+
+def _global_outputs_missing(layout: HomeLayout) -> bool:
+    """An interrupted or older build: some index the query side needs is not there yet."""
+    return not all((layout.lancedb / f"{name}.lance").exists() for name in _GLOBAL_VECTOR_TABLES)
+
+
+def published_damage(layout: HomeLayout) -> str | None:
+    """What readers would fail on: load the published generation exactly as `ask` does (every
+    published file, LanceDB table at its version, BM25/PPR index); None when it loads or was
+    never built (the build then makes it)."""
+    from graphunified_query.snapshot.loader import load_snapshot
+    from graphunified_query.snapshot.model import IndexNotBuilt, StoreDamaged
+
+    try:
+        load_snapshot(layout.home)
+    except StoreDamaged as error:
+        return str(error).split("; rebuild")[0].split("; run `")[0]
+    except IndexNotBuilt:
+        return None
+    return None
+
+
+def _runner(
+    resource: GraphUnifiedResource, instance: dg.DagsterInstance, *, fresh: bool
+) -> Callable[[str, dict[str, str]], str]:
+    """How this `index` executes a job with tags: each in a fresh process (``fresh``, a large
+    update), else in this one."""
+    if fresh:
+        return lambda job_name, tags: run_in_child(resource, instance, job_name, tags)
+    defs = build_definitions(resource)
+    return lambda job_name, tags: run_job(defs, job_name, instance, tags)
+
+
+def run_in_child(
+    resource: GraphUnifiedResource, instance: dg.DagsterInstance, job_name: str, tags: dict[str, str]
+) -> str:
+    """``run_job`` in a fresh process (graphunified_assets/ops/child_process.py says why): the next run
+    starts from an interpreter holding nothing of this one. Its runs carry this process's tags, so
+    a killed `index` is recognised by the pid of the process holding the lock."""
+    fields = {name: getattr(resource, name) for name in type(resource).model_fields}
+    try:
+        return in_child(
+            f"the Dagster run of {job_name}", execute_job, fields, job_name, {**tags, **run_tags()}
+        )
+    except ChildKilled as error:
+        failed = fail_own_runs(instance, str(error))  # else it stays "started" and blocks the UI's queue
+        runs = f" (Dagster run {', '.join(failed)} marked failed)" if failed else ""
+        raise RuntimeError(f"{error}{runs}; re-run `index`: finished documents are not redone") from None
+
+
+def execute_job(fields: dict[str, object], job_name: str, tags: dict[str, str]) -> str:
+    """The child's side of `run_in_child`: resource, definitions and instance rebuilt from plain data."""
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)  # as the CLI does: BackfillPolicy is beta
+    resource = GraphUnifiedResource(**fields)
+    return run_job(build_definitions(resource), job_name, prepare_instance(resource), tags)
+
+
+def run_job(
+    defs: dg.Definitions,
+    job_name: str,
+    instance: dg.DagsterInstance,
+    tags: dict[str, str],
+    *,
+    then: str = "re-run `index`: finished documents are not redone",
+) -> str:
+    """Execute a job in process; a failed run is an error naming its failed steps and what to do."""
+    result = defs.resolve_job_def(job_name).execute_in_process(
+        instance=instance, run_config=_QUIET, tags={**run_tags(), **tags}, raise_on_error=False
+    )
+    if not result.success:
+        failed = [e.step_key for e in result.all_events if e.is_step_failure]
+        raise RuntimeError(
+            f"Dagster run {result.run_id} of {job_name} failed at {failed}; inspect it with `make ui` "
+            f"(Runs tab), then {then}."
+        )
+    return result.run_id

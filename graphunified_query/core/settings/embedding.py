@@ -1,0 +1,78 @@
+"""Settings of the embedders (`embedding.*`): the provider, and the packaged local models that are
+used alone or fused. Its own module, as `llm_settings.py` is for the LLM: the provider layer reads
+this section alone; `settings.Settings` holds it as `embedding`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from graphunified_query.core.embedding_models import LOCAL_MODELS, LocalModelName
+from graphunified_query.core.settings.section import Section
+
+
+class EmbeddingModelSettings(Section):
+    """One packaged local model of `embedding.models` (graphunified_query/core/embedding_models.py)."""
+
+    name: LocalModelName = Field(description="A packaged local model: " + ", ".join(LOCAL_MODELS) + ".")
+    package: str | None = Field(
+        None, description="Python module that carries the model; None: the model's own package."
+    )
+    query_prefix: str | None = Field(None, description="Prepended to queries; None: the model's own.")
+    passage_prefix: str | None = Field(None, description="Prepended to passages; None: the model's own.")
+
+    @model_validator(mode="after")
+    def _engine_prefixes(self) -> EmbeddingModelSettings:
+        model = LOCAL_MODELS[self.name]
+        if model.engine_prefixes and (self.query_prefix, self.passage_prefix) not in (
+            (None, None),
+            (model.query_prefix, model.passage_prefix),
+        ):
+            raise ValueError(
+                f"embedding.models: {self.name}'s engine always adds {model.query_prefix!r} / "
+                f"{model.passage_prefix!r}; leave query_prefix and passage_prefix unset for it"
+            )
+        return self
+
+    @property
+    def prefixes(self) -> tuple[str, str]:
+        """(query prefix, passage prefix), the model's own where unset."""
+        model = LOCAL_MODELS[self.name]
+        return (
+            model.query_prefix if self.query_prefix is None else self.query_prefix,
+            model.passage_prefix if self.passage_prefix is None else self.passage_prefix,
+        )
+
+
+class EmbeddingSettings(Section):
+    provider: Literal["auto", "local", "voyage"] = Field(
+        "auto", description="'auto' uses Voyage when VOYAGE_API_KEY is set, else the local embedding.models."
+    )
+    voyage_model: str = Field("voyage-3.5", description="Voyage embedding model (embedding.provider voyage).")
+    voyage_base_url: str | None = Field(None, description="Override Voyage's endpoint (tests, proxies).")
+    batch_size: int = Field(64, ge=1, le=1000, description="Texts per Voyage request.")
+    local_batch_size: int = Field(
+        16, ge=1, le=256, description="Texts per local ONNX batch (16: fastest and ~0.6 GB, vs 64: ~1.9 GB)."
+    )
+    models: tuple[EmbeddingModelSettings, ...] = Field(
+        (EmbeddingModelSettings(name="all-MiniLM-L6-v2"),),
+        min_length=1,
+        description="Local models (provider local), each {name, package, query_prefix, passage_prefix}; "
+        "name: " + " or ".join(LOCAL_MODELS) + "; package, prefixes: null for the model's own. Several "
+        "are fused: side-by-side vectors whose dot product is the 1/sigma-weighted mean of their cosines.",
+    )
+    max_length: int = Field(256, ge=16, le=512, description="Token limit of the local model's input.")
+    max_retries: int = Field(5, ge=0, description="Retries of a failed Voyage request (429, 5xx, timeouts).")
+    timeout_seconds: float = Field(60.0, gt=0, description="Timeout of one Voyage request.")
+
+    @field_validator("models")
+    @classmethod
+    def _distinct_models(
+        cls, models: tuple[EmbeddingModelSettings, ...]
+    ) -> tuple[EmbeddingModelSettings, ...]:
+        names = [m.name for m in models]
+        if len(set(names)) != len(names):
+            raise ValueError(f"embedding.models names a model twice: {names}")
+        return models

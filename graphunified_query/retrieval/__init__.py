@@ -1,5 +1,0 @@
-"""The retrievers: one protocol, one result type; `registry.STRATEGIES` names them all."""
-
-from graphunified_query.retrieval.base import Retriever, RetrieverContext
-
-__all__ = ["Retriever", "RetrieverContext"]

@@ -1,0 +1,216 @@
+"""Loading a Snapshot from one published generation, in a home folder or in object storage.
+
+A missing or unreadable piece is a clear error naming the file and the command that rebuilds it;
+Lance reads lazily, so every table is read whole here rather than failing mid-query.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import pyarrow as pa
+
+from graphunified_query.core.indexes import ivf
+from graphunified_query.core.indexes.bm25 import BM25Index
+from graphunified_query.core.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, SimilarityEdges
+from graphunified_query.core.indexes.dense import DenseIndex
+from graphunified_query.core.indexes.ivf import ivf_file
+from graphunified_query.core.indexes.ppr_graph import PPRGraph
+from graphunified_query.core.layout import HomeLayout, build_command, refresh_command
+from graphunified_query.core.stores.lance_reader import LanceTables, damaged
+from graphunified_query.core.stores.object_store import is_object_store_uri
+from graphunified_query.core.stores.parquet import StoreError
+from graphunified_query.core.stores.publication import current
+from graphunified_query.core.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, FACTS, RELATIONSHIPS
+from graphunified_query.snapshot.arrow_rows import ArrowRows
+from graphunified_query.snapshot.cache import (
+    cache_folder,
+    generation_key,
+    mapped_columns,
+    mapped_report_points,
+    mapped_rows,
+    mapped_vectors,
+    single_model,
+)
+from graphunified_query.snapshot.model import (
+    BM25_FOLDER,
+    CHUNK_VECTORS,
+    PPR_FILE,
+    VECTOR_TABLES,
+    IndexNotBuilt,
+    Snapshot,
+    StoreDamaged,
+    chunks_from_arrow,
+)
+
+_T = TypeVar("_T")
+# Columns the retrievers read in loops over many rows: converted to Python lists once, at load.
+HOT_COLUMNS: dict[str, tuple[str, ...]] = {
+    ENTITIES: ("id", "title", "type", "text_unit_ids"),
+    # None for relationships: the walks read `Snapshot.adjacency`'s arrays, a result its own row.
+    FACTS: ("id", "subject_id", "object_id"),
+    COMMUNITY_REPORTS: ("id", "community", "level"),
+}
+
+
+class PublishedFiles(Protocol):
+    """One generation's files, local (`publication.Generation`) or remote (`RemoteGeneration`)."""
+
+    number: int
+
+    @property
+    def published(self) -> bool: ...  # False: the live files of a home built before generations
+    @property
+    def local_home(self) -> Path: ...  # where aliases (and a remote generation's downloads) are
+    def describe(self) -> str: ...
+    def rebuild_hint(self) -> str: ...
+    def missing_files(self) -> list[str]: ...
+    def read_table(self, table: str, hint: str) -> pa.Table: ...
+    def index_path(self, name: str) -> Path: ...
+    def lance_connect(self) -> Any: ...
+    def lance_location(self, table: str) -> str: ...
+    def lance_exists(self, table: str) -> bool: ...
+    def lance_version(self, table: str) -> int | None: ...
+
+
+def load_snapshot(home: Path | str, *, environ: Mapping[str, str] | None = None) -> Snapshot:
+    """Load the latest published generation (or the live files of a home built before them).
+
+    ``home`` is a folder or an object-store location (``s3://bucket/prefix``; ``environ`` gives
+    its credentials). A rebuild publishing a newer generation may prune the one being read;
+    then the newer one is read instead, so a reader always gets one whole generation, old or new.
+    """
+    open_current = _opener(home, environ)
+    generation = open_current()
+    try:
+        return _load(generation)
+    except StoreError:
+        newer = open_current()
+        if newer.number == generation.number:
+            raise
+        return _load(newer)
+
+
+def published_generation(home: Path | str, *, environ: Mapping[str, str] | None = None) -> int:
+    """The number of the generation `load_snapshot` would load now (0: an unpublished home);
+    cheap (the pointer and one manifest), so a server can ask it per request."""
+    return _opener(home, environ)().number
+
+
+def _opener(home: Path | str, environ: Mapping[str, str] | None) -> Callable[[], PublishedFiles]:
+    if is_object_store_uri(home):
+        from graphunified_query.core.stores.remote_generation import NothingPublished, open_current
+
+        def remote() -> PublishedFiles:
+            try:
+                return open_current(str(home), os.environ if environ is None else environ)
+            except NothingPublished as error:
+                raise IndexNotBuilt(str(error)) from None
+
+        return remote
+    layout = HomeLayout.at(home)
+
+    def local() -> PublishedFiles:
+        try:
+            return current(layout, rebuild_hint=refresh_command(layout.home))
+        except StoreError as error:
+            raise StoreDamaged(str(error)) from None
+
+    return local
+
+
+def _load(generation: PublishedFiles) -> Snapshot:
+    try:
+        return _read(generation)
+    except IndexNotBuilt:
+        raise
+    except StoreError as error:  # a table unreadable mid-load: say which and how to rebuild it
+        raise StoreDamaged(str(error)) from None
+
+
+def _read(generation: PublishedFiles) -> Snapshot:
+    hint = generation.rebuild_hint()
+    missing = generation.missing_files()
+    if missing:
+        raise StoreDamaged(f"{missing[0]} is missing ({generation.describe()}); rebuild it with `{hint}`.")
+    if not generation.lance_exists(CHUNK_VECTORS):
+        if not generation.published:
+            build = build_command(generation.local_home)
+            raise IndexNotBuilt(
+                f"No index in {generation.local_home}: {CHUNK_VECTORS} is missing. Build it with `{build}`."
+            )
+        raise StoreDamaged(
+            f"{generation.lance_location(CHUNK_VECTORS)} is missing ({generation.describe()} "
+            f"needs it); rebuild it with `{hint}`."
+        )
+    for name in (CHUNK_VECTORS, *VECTOR_TABLES.values()):
+        if not generation.lance_exists(name):  # checked even when its data is mapped from the cache
+            raise damaged(name, generation, hint, FileNotFoundError(name))
+    lance = LanceTables(generation, hint)
+    cache = cache_folder(generation.local_home)
+    frozen = generation_key(generation)
+    # Every chunk column but the vectors: the texts stay in Arrow (`Chunks.texts` reads by row).
+    chunk_columns = mapped_columns(cache, lance, CHUNK_VECTORS)
+    model = single_model(chunk_columns, CHUNK_VECTORS)
+    chunks = chunks_from_arrow(chunk_columns)
+    chunk_matrix, _ = mapped_vectors(cache, lance, CHUNK_VECTORS, chunks.ids, None)
+    dimension = chunk_matrix.shape[1]
+    tables: dict[str, tuple[ArrowRows, DenseIndex]] = {}
+    for name, vector_table in VECTOR_TABLES.items():
+        rows = ArrowRows(mapped_rows(cache, generation, frozen, name, hint), hot=HOT_COLUMNS.get(name, ()))
+        ids = tuple(rows.column("id"))
+        if not ids:
+            if lance.count(vector_table):
+                raise StoreError(f"{vector_table} has vectors but {name} has no rows; rebuild with `{hint}`.")
+            tables[name] = (rows, DenseIndex.empty(dimension))
+            continue
+        lists_path = generation.index_path(ivf_file(vector_table))
+        lists = _index_file(lambda p=lists_path, ids=ids: ivf.load(p, ids), lists_path, hint)
+        matrix, vector_model = mapped_vectors(cache, lance, vector_table, ids, lists)
+        if vector_model != model:
+            raise StoreError(
+                f"{vector_table} was embedded with another model than {CHUNK_VECTORS} ({model}); "
+                f"rebuild with `{hint}`."
+            )
+        dense = DenseIndex.clustered(ids, matrix, lists, ordered=True) if lists else DenseIndex(ids, matrix)
+        tables[name] = (rows, dense)
+    bm25 = _index_file(BM25Index.load, generation.index_path(BM25_FOLDER), hint)
+    graph = _index_file(PPRGraph.load, generation.index_path(PPR_FILE), hint)
+    chunk_similarity = _index_file(SimilarityEdges.load, generation.index_path(CHUNK_SIMILARITY_FILE), hint)
+    return Snapshot(
+        home=generation.local_home,
+        model=model,
+        chunks=chunks,
+        chunk_vectors=DenseIndex(chunks.ids, chunk_matrix),
+        entities=tables[ENTITIES][0],
+        entity_vectors=tables[ENTITIES][1],
+        relationships=tables[RELATIONSHIPS][0],
+        relationship_vectors=tables[RELATIONSHIPS][1],
+        facts=tables[FACTS][0],
+        fact_vectors=tables[FACTS][1],
+        reports=tables[COMMUNITY_REPORTS][0],
+        report_vectors=tables[COMMUNITY_REPORTS][1],
+        communities={
+            row["community"]: row
+            for row in mapped_rows(cache, generation, frozen, COMMUNITIES, hint)
+            .select(["community", "level", "entity_ids", "text_unit_ids"])
+            .to_pylist()
+        },
+        bm25=bm25,
+        graph=graph,
+        chunk_similarity=chunk_similarity,
+        generation=generation.number,
+        report_points=mapped_report_points(cache, lance, model),
+    )
+
+
+def _index_file(load: Callable[[Path], _T], path: Path, hint: str) -> _T:
+    """A strategy index file, or an error naming it (the loaders raise whatever numpy/bm25s do)."""
+    try:
+        return load(path)
+    except Exception as error:  # any failure to parse a stored file means it is damaged
+        state = "missing" if not path.exists() else f"unreadable ({type(error).__name__}: {error})"
+        raise StoreDamaged(f"{path} is {state}; rebuild it with `{hint}`.") from None

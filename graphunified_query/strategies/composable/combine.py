@@ -1,0 +1,177 @@
+"""`HybridCombiner`: any two retrievers as one, in one of four modes.
+
+- ``concat``: ``first``'s results, then ``second``'s that are not already there.
+- ``rerank``: the union of both, re-scored by ``reranker`` (by default the cosine between the
+  query's and each passage's embedding), best first.
+- ``weighted``: each side's scores min-max normalized to [0, 1] (their scales differ: cosine,
+  decayed graph scores, RRF...), then ``vector_weight * first + graph_weight * second``; a context
+  both sides found gets both terms.
+- ``expand``: ``first``'s results are the core (``metadata["role"] = "core"``); ``second``'s new
+  ones follow as related context (``"related"``), at most ``related_k`` of them (default: half of
+  ``top_k``), more when ``first`` found fewer than its share.
+
+The weights are named for the usual pairing, a vector retriever first and a graph one second, but
+any two retrievers combine. Every mode deduplicates (same chunk id; same kind and text for graph
+elements): the copy its side scored higher is kept, and ``metadata["sources"]`` /
+``["source_scores"]`` record every side that found it. ``concat`` and ``expand`` are orderings,
+not fusions, so their ``score`` is the position (1.0 for the first, falling evenly); the sides'
+own scores stay in ``source_scores``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+from graphunified_query.strategies.base import Retriever, RetrieverContext
+from graphunified_query.strategies.composable.base import (
+    ComposableRetriever,
+    context_of,
+    stats_of,
+    with_overrides,
+)
+from graphunified_query.strategies.composable.dedup import Candidate, collect, dedup_key
+from graphunified_query.strategies.rerank.local import LocalReranker
+from graphunified_query.strategies.rerank.rerank import Reranker, RerankOutcome, reranker_name, run_reranker
+from graphunified_query.strategies.results import Retrieval, RetrievalResult
+
+Mode = Literal["concat", "rerank", "weighted", "expand"]
+MODES: tuple[Mode, ...] = ("concat", "rerank", "weighted", "expand")
+
+
+@dataclass(frozen=True)
+class CombinerConfig:
+    mode: Mode = "concat"
+    vector_weight: float = 0.5  # weighted: weight of `first`
+    graph_weight: float = 0.5  # weighted: weight of `second`
+    related_k: int | None = None  # expand: most related results (None: top_k // 2)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode {self.mode!r} is not one of {', '.join(MODES)}")
+        if self.vector_weight < 0 or self.graph_weight < 0:
+            raise ValueError("vector_weight and graph_weight must not be negative")
+
+
+class HybridCombiner(ComposableRetriever):
+    name = "hybrid_combiner"
+
+    def __init__(
+        self,
+        first: Retriever,
+        second: Retriever,
+        mode: Mode = "concat",
+        *,
+        reranker: Reranker | None = None,
+        context: RetrieverContext | None = None,
+        name: str | None = None,
+        **config: Any,
+    ) -> None:
+        super().__init__(context_of(first, context))
+        self.first = first
+        self.second = second
+        self.config = CombinerConfig(mode=mode, **config)
+        self.reranker: Reranker = reranker or LocalReranker(self.context, semantic_weight=1.0)
+        self.name = name or f"{first.name}+{second.name}:{self.config.mode}"
+        # Source labels: the sides' names, unless they share one.
+        same = first.name == second.name
+        self.labels = ("first", "second") if same else (first.name, second.name)
+
+    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
+        config = with_overrides(self.config, params)
+        own = {f.name for f in fields(CombinerConfig)}
+        forwarded = {k: v for k, v in params.items() if k not in own}
+        if not query.strip() or top_k <= 0:
+            return Retrieval(self.name, ())
+        related_k = config.related_k if config.related_k is not None else top_k // 2
+        first_k = max(top_k - related_k, 1) if config.mode == "expand" else top_k
+        first = self.first.retrieve(query, first_k, **forwarded)
+        second = self.second.retrieve(query, top_k, **forwarded)
+        sides = [(self.labels[0], first.results), (self.labels[1], second.results)]
+        outcome = RerankOutcome([])
+        if config.mode == "concat":
+            results = _positional(collect(sides)[:top_k])
+        elif config.mode == "expand":
+            results = _expand(collect(sides), self.labels[0], top_k)
+        elif config.mode == "weighted":
+            results = _weighted(sides, (config.vector_weight, config.graph_weight), top_k)
+        else:
+            candidates = collect(sides)
+            outcome = run_reranker(self.reranker, query, [c.result.text for c in candidates])
+            order = sorted(range(len(candidates)), key=lambda i: -outcome.scores[i])[:top_k]
+            results = tuple(
+                candidates[i].finish(outcome.scores[i], rerank_score=outcome.scores[i]) for i in order
+            )
+        metadata = {
+            "mode": config.mode,
+            "sides": {self.labels[0]: dict(first.metadata), self.labels[1]: dict(second.metadata)},
+            **outcome.metadata,
+        }
+        if config.mode == "rerank":
+            metadata["reranker"] = reranker_name(self.reranker)
+        return Retrieval(
+            self.name,
+            results,
+            usage=first.usage + second.usage + outcome.usage,
+            llm_calls=first.llm_calls + second.llm_calls + outcome.llm_calls,
+            cost_usd=first.cost_usd + second.cost_usd + outcome.cost_usd,
+            metadata=metadata,
+        )
+
+    def get_stats(self) -> dict[str, Any]:
+        stats: dict[str, Any] = {
+            "name": self.name,
+            "kind": "combiner",
+            "mode": self.config.mode,
+            "vector_weight": self.config.vector_weight,
+            "graph_weight": self.config.graph_weight,
+            "related_k": self.config.related_k,
+            "reranker": reranker_name(self.reranker),
+        }
+        return stats | {"first": stats_of(self.first), "second": stats_of(self.second)}
+
+
+def _positional(candidates: list[Candidate]) -> tuple[RetrievalResult, ...]:
+    """An ordering as scores: 1.0 for the first, falling evenly, so the order is the ranking."""
+    n = len(candidates)
+    return tuple(c.finish(1.0 - i / n) for i, c in enumerate(candidates))
+
+
+def _expand(candidates: list[Candidate], core: str, top_k: int) -> tuple[RetrievalResult, ...]:
+    found = [c for c in candidates if core in c.scores][:top_k]
+    # Related context fills what the core left of top_k: `related_k` of it when the core side
+    # found its full share, more when it found fewer.
+    related = [c for c in candidates if core not in c.scores][: top_k - len(found)]
+    ordered = [(c, "core") for c in found] + [(c, "related") for c in related]
+    n = len(ordered)
+    return tuple(c.finish(1.0 - i / n, role=role) for i, (c, role) in enumerate(ordered))
+
+
+def _weighted(
+    sides: list[tuple[str, tuple[RetrievalResult, ...]]], weights: tuple[float, float], top_k: int
+) -> tuple[RetrievalResult, ...]:
+    fused: dict[tuple[str, str], dict[str, float]] = {}  # context -> side label -> weighted part
+    for (label, results), weight in zip(sides, weights, strict=True):
+        for result, norm in zip(results, _min_max([r.score for r in results]), strict=True):
+            parts = fused.setdefault(dedup_key(result), {})
+            # A context one side returned twice counts once, at its best.
+            parts[label] = max(parts.get(label, 0.0), weight * norm)
+    candidates = collect(sides)
+    scored = [(sum(fused[dedup_key(c.result)].values()), i) for i, c in enumerate(candidates)]
+    scored.sort(key=lambda s: (-s[0], s[1]))  # ties: order of first appearance
+    return tuple(
+        candidates[i].finish(
+            score, weighted_parts={k: round(v, 6) for k, v in fused[dedup_key(candidates[i].result)].items()}
+        )
+        for score, i in scored[:top_k]
+    )
+
+
+def _min_max(scores: list[float]) -> list[float]:
+    """Scores mapped to [0, 1]; all equal (or just one) map to 1: the side's best is its best."""
+    if not scores:
+        return []
+    low, high = min(scores), max(scores)
+    if high == low:
+        return [1.0] * len(scores)
+    return [(s - low) / (high - low) for s in scores]

@@ -1,0 +1,115 @@
+"""`VectorRetriever`: dense search over the chunk vectors, with LangChain's three search types.
+
+- ``similarity``: the ``top_k`` chunks most cosine-similar to the query.
+- ``mmr``: fetch the ``fetch_k`` most similar, then pick ``top_k`` of them by maximal marginal
+  relevance (``lambda_mult``), so near-duplicate passages do not crowd out the rest.
+- ``similarity_score_threshold``: ``similarity`` without the chunks below ``score_threshold``.
+
+A ``score_threshold`` given with another search type filters that one's results by cosine too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field
+
+from graphunified_query.strategies.base import RetrieverContext
+from graphunified_query.strategies.composable.base import ComposableRetriever, with_overrides
+from graphunified_query.strategies.composable.mmr import mmr
+from graphunified_query.strategies.contexts import chunk_result
+from graphunified_query.strategies.params import Cosine, StrategyParams, Unit
+from graphunified_query.strategies.results import Retrieval
+
+SearchType = Literal["similarity", "mmr", "similarity_score_threshold"]
+SEARCH_TYPES: tuple[SearchType, ...] = ("similarity", "mmr", "similarity_score_threshold")
+
+
+@dataclass(frozen=True)
+class VectorConfig:
+    search_type: SearchType = "similarity"
+    fetch_k: int = 20  # mmr: candidates considered (LangChain's default)
+    lambda_mult: float = 0.5  # mmr: 1 = relevance only, 0 = diversity only
+    score_threshold: float | None = None  # minimum cosine similarity kept
+
+    def __post_init__(self) -> None:
+        if self.search_type not in SEARCH_TYPES:
+            raise ValueError(f"search_type {self.search_type!r} is not one of {', '.join(SEARCH_TYPES)}")
+        if self.search_type == "similarity_score_threshold" and self.score_threshold is None:
+            raise ValueError("search_type 'similarity_score_threshold' needs a score_threshold")
+        if not 0.0 <= self.lambda_mult <= 1.0:
+            raise ValueError(f"lambda_mult must be within [0, 1], not {self.lambda_mult}")
+        if self.fetch_k < 1:
+            raise ValueError(f"fetch_k must be at least 1, not {self.fetch_k}")
+
+
+class VectorParams(StrategyParams):
+    search_type: SearchType = Field(
+        "similarity", description="similarity, mmr or similarity_score_threshold."
+    )
+    fetch_k: int = Field(20, ge=1, le=5000, description="mmr: candidates considered before diversifying.")
+    lambda_mult: Unit = Field(0.5, description="mmr: 1 = relevance only, 0 = diversity only.")
+    score_threshold: Cosine | None = Field(None, description="Minimum cosine similarity kept.")
+
+
+class VectorMMRParams(VectorParams):
+    search_type: SearchType = Field("mmr", description="similarity, mmr or similarity_score_threshold.")
+
+
+class VectorRetriever(ComposableRetriever):
+    name = "vector"
+
+    def __init__(self, context: RetrieverContext, *, name: str | None = None, **config: Any) -> None:
+        super().__init__(context)
+        self.name = name or self.name
+        self.config = VectorConfig(**config)
+
+    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
+        config = with_overrides(self.config, params)
+        if not query.strip() or top_k <= 0:
+            return Retrieval(self.name, ())
+        index = self.snapshot.chunk_vectors
+        q = self.context.embed_query(query)
+        # (row, ranking score, cosine, extra metadata)
+        ranked: list[tuple[int, float, float, dict[str, float]]] = []
+        if config.search_type == "mmr":
+            candidates = index.search(q, max(config.fetch_k, top_k))
+            rows = [row for row, _ in candidates]
+            floor = float("inf")
+            for position, marginal in mmr(q, index.vectors(rows), top_k, config.lambda_mult):
+                # The marginal score ranks the picks; a running minimum keeps it descending even when
+                # the second pick is dissimilar to the first (see `mmr`).
+                floor = min(floor, marginal)
+                row, cosine = candidates[position]
+                ranked.append((row, floor, cosine, {"mmr_score": round(marginal, 6)}))
+        else:
+            ranked = [(row, cosine, cosine, {}) for row, cosine in index.search(q, top_k)]
+        if config.score_threshold is not None:
+            ranked = [r for r in ranked if r[2] >= config.score_threshold]
+        results = tuple(
+            chunk_result(
+                self.snapshot,
+                row,
+                score,
+                search_type=config.search_type,
+                dense_score=round(cosine, 6),
+                **extra,
+            )
+            for row, score, cosine, extra in ranked
+        )
+        return Retrieval(self.name, results, metadata={"search_type": config.search_type})
+
+    def get_stats(self) -> dict[str, Any]:
+        index = self.snapshot.chunk_vectors
+        return {
+            "name": self.name,
+            "kind": "vector",
+            "search_type": self.config.search_type,
+            "fetch_k": self.config.fetch_k,
+            "lambda_mult": self.config.lambda_mult,
+            "score_threshold": self.config.score_threshold,
+            "chunks": len(index),
+            "dimension": index.dimension,
+            "model": self.snapshot.model,
+        }

@@ -1,0 +1,149 @@
+"""The one registry of strategies: a name, how to build its retriever, its parameter model.
+
+Written out by hand, with no import side effects: adding a strategy is its module plus one line in
+`STRATEGIES`. Everything that lists strategies derives from this dict: the CLI's ``--strategy``
+choices and ``compare`` (the ``core`` tier), ``GET /strategies`` and the OpenAPI schema, eval's
+``all``, the router's fallbacks, the ``strategies:`` section of ``settings.yaml`` and the generated
+``docs/settings.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Literal
+
+from graphunified_query.strategies.base import Retriever, RetrieverContext
+from graphunified_query.strategies.composable.graph import GraphDFSParams, GraphParams, GraphRetriever
+from graphunified_query.strategies.composable.vector import VectorMMRParams, VectorParams, VectorRetriever
+from graphunified_query.strategies.expanded import ExpandedParams, ExpandedRetriever
+from graphunified_query.strategies.graphrag_global import GraphRAGGlobalParams, GraphRAGGlobalRetriever
+from graphunified_query.strategies.graphrag_local import GraphRAGLocalParams, GraphRAGLocalRetriever
+from graphunified_query.strategies.hipporag import HippoRAGParams, HippoRAGRetriever
+from graphunified_query.strategies.hybrid import HybridParams, HybridRetriever
+from graphunified_query.strategies.lightrag import LightRAGParams, LightRAGRetriever
+from graphunified_query.strategies.naive import NaiveParams, NaiveRetriever
+from graphunified_query.strategies.params import StrategyParams
+
+AUTO = "auto"  # not a strategy: the router picks one per question
+# core: the six compared side by side (`compare`, eval `all`, the router's targets);
+# extra: chosen by name only; composable: building blocks, also combinable in settings.yaml.
+Tier = Literal["core", "extra", "composable"]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    build: Callable[[RetrieverContext], Retriever]
+    params: type[StrategyParams]
+    tier: Tier
+    summary: str
+    # Where the router sends this strategy's questions when the index cannot serve it, best first.
+    fallbacks: tuple[str, ...] = ("naive",)
+    # Keys of its settings.yaml entry that say what is built (a composition), not parameters.
+    structure: frozenset[str] = frozenset()
+    # Whether a deeper list may be asked for when filters leave fewer than top_k (`query_path`);
+    # False where the candidates do not grow with top_k and asking again repeats LLM calls.
+    deepens: bool = True
+    # Relative cost of one query, cheapest 0: dense only < dense + BM25 < graph walks < LLM calls at
+    # query time. Ties in the learned router's labels go to the cheaper strategy (`cost_order`).
+    cost: int = 2
+
+
+def _composable(
+    cls: Callable[..., Retriever], name: str, params: type[StrategyParams]
+) -> Callable[[RetrieverContext], Retriever]:
+    """A composable retriever configured with its parameter model's defaults."""
+    return partial(cls, name=name, **params().as_kwargs())
+
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy("naive", NaiveRetriever, NaiveParams, "core", "cosine over chunk vectors", (), cost=0),
+        Strategy("hybrid", HybridRetriever, HybridParams, "core", "dense + BM25, weighted RRF", cost=1),
+        Strategy(
+            "graphrag_local",
+            GraphRAGLocalRetriever,
+            GraphRAGLocalParams,
+            "core",
+            "entity neighbourhoods (Microsoft GraphRAG local search)",
+            ("lightrag", "hipporag", "hybrid", "naive"),
+        ),
+        Strategy(
+            "graphrag_global",
+            GraphRAGGlobalRetriever,
+            GraphRAGGlobalParams,
+            "core",
+            "community reports, map-reduce (GraphRAG global search)",
+            ("lightrag", "hybrid", "naive"),
+            deepens=False,
+            cost=4,  # an LLM map over community reports per question
+        ),
+        Strategy(
+            "lightrag",
+            LightRAGRetriever,
+            LightRAGParams,
+            "core",
+            "entities and relationships, dual level (LightRAG)",
+            ("hipporag", "graphrag_local", "hybrid", "naive"),
+            cost=3,  # keyword extraction by the LLM when one is configured
+        ),
+        Strategy(
+            "hipporag",
+            HippoRAGRetriever,
+            HippoRAGParams,
+            "core",
+            "personalized PageRank over the entity graph (HippoRAG 2)",
+            ("lightrag", "graphrag_local", "hybrid", "naive"),
+        ),
+        Strategy("expanded", ExpandedRetriever, ExpandedParams, "extra", "vector seeds + graph expansion"),
+        Strategy(
+            "vector",
+            _composable(VectorRetriever, "vector", VectorParams),
+            VectorParams,
+            "composable",
+            "chunk vectors",
+        ),
+        Strategy(
+            "vector_mmr",
+            _composable(VectorRetriever, "vector_mmr", VectorMMRParams),
+            VectorMMRParams,
+            "composable",
+            "MMR",
+        ),
+        Strategy(
+            "graph_bfs",
+            _composable(GraphRetriever, "graph_bfs", GraphParams),
+            GraphParams,
+            "composable",
+            "BFS walk",
+        ),
+        Strategy(
+            "graph_dfs",
+            _composable(GraphRetriever, "graph_dfs", GraphDFSParams),
+            GraphDFSParams,
+            "composable",
+            "DFS walk",
+        ),
+    )
+}
+
+
+def names(tier: Tier | None = None) -> tuple[str, ...]:
+    """Registered names in registry order, of one tier or all."""
+    return tuple(name for name, s in STRATEGIES.items() if tier is None or s.tier == tier)
+
+
+def fallbacks() -> dict[str, tuple[str, ...]]:
+    """The router's fallback chains, read from the registry."""
+    return {name: s.fallbacks for name, s in STRATEGIES.items() if s.tier == "core"}
+
+
+def cost_order(name: str) -> tuple[int, int]:
+    """Sort key, cheapest first: the strategy's `cost`, then registry order (unknown names last)."""
+    order = list(STRATEGIES)
+    if name not in STRATEGIES:
+        return (10**6, len(order))
+    return (STRATEGIES[name].cost, order.index(name))

@@ -1,0 +1,85 @@
+"""`VoyageReranker`: Voyage AI's hosted cross-encoder (``POST /v1/rerank``) through the `voyageai` SDK.
+
+The same client set-up and retry policy as `VoyageEmbedder`: the SDK's own retries off, ours
+bounded and honouring retry-after, the key masked out of every error message. Relevance scores
+are in [0, 1]; ``top_k`` is left unset so every passage is scored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+
+import voyageai
+from voyageai.object.reranking import RerankingObject
+
+from graphunified_query.core.providers.embedding import VOYAGE_KEY_VARIABLE, VOYAGE_URL_VARIABLE
+from graphunified_query.core.providers.voyage_embedder import RetryPolicy, _masker, call_with_retries
+from graphunified_query.core.settings.model import Settings
+from graphunified_query.strategies.rerank.rerank import RerankError, RerankOutcome
+
+log = logging.getLogger(__name__)
+DEFAULT_MODEL = "rerank-2.5"
+
+
+class VoyageReranker:
+    name = "voyage"
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        model: str = DEFAULT_MODEL,
+        base_url: str | None = None,
+        max_retries: int = 5,
+        timeout: float = 60.0,
+        base_delay: float = 1.0,
+        max_delay: float = 60.0,
+    ) -> None:
+        self.model = model
+        self.max_retries = max_retries
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self._mask = _masker(api_key)
+        self._client = voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, environ: Mapping[str, str] = os.environ, *, model: str = DEFAULT_MODEL
+    ) -> VoyageReranker:
+        """The key from ``VOYAGE_API_KEY``, the endpoint and retry policy from the embedding settings."""
+        key = environ.get(VOYAGE_KEY_VARIABLE, "").strip()
+        if not key:
+            raise RerankError(f"{VOYAGE_KEY_VARIABLE} is not set; export it to rerank with Voyage.")
+        embedding = settings.embedding
+        return cls(
+            key,
+            model=model,
+            base_url=embedding.voyage_base_url or environ.get(VOYAGE_URL_VARIABLE) or None,
+            max_retries=embedding.max_retries,
+            timeout=embedding.timeout_seconds,
+        )
+
+    def __repr__(self) -> str:
+        return f"VoyageReranker(model={self.model!r})"
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        return self.score_with_cost(query, texts).scores
+
+    def score_with_cost(self, query: str, texts: Sequence[str]) -> RerankOutcome:
+        if not texts:
+            return RerankOutcome([])
+        documents = [text if text.strip() else " " for text in texts]  # Voyage rejects empty strings
+        result = self._rerank(query, documents)
+        scores = [0.0] * len(texts)
+        for item in result.results:
+            scores[item.index] = float(item.relevance_score)
+        return RerankOutcome(scores, metadata={"rerank_tokens": int(result.total_tokens)})
+
+    def _rerank(self, query: str, documents: list[str]) -> RerankingObject:
+        return call_with_retries(
+            lambda: self._client.rerank(query, documents, model=self.model, truncation=True),
+            RetryPolicy("Voyage rerank", self.max_retries, self.base_delay, self.max_delay, self._mask),
+            RerankError,
+        )
