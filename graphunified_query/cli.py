@@ -45,6 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     evaluate.add_argument(
         "--home", type=Path, default=None, help="index home (default: data/eval/<set>-<hash>)"
     )
+    evaluate.add_argument(
+        "--replace-input",
+        action="store_true",
+        help="let eval replace the documents of a --home that indexes another folder",
+    )
     evaluate.add_argument("--out", type=Path, default=None, help="where results.json, report.md, plots go")
     evaluate.add_argument("--generate", action="store_true", help="also generate answers: EM and F1")
     evaluate.add_argument("--limit", type=int, default=None, help="first N questions only")
@@ -130,6 +135,7 @@ def _eval(args: argparse.Namespace) -> int:
             generate=args.generate,
             limit=args.limit,
             params=_params(args.param),
+            replace_input=args.replace_input,
         )
         results = run_eval(options)
     except (DatasetError, StoreError, SettingsError, ValueError, RuntimeError) as error:

@@ -19,7 +19,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graphunified_assets", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     index_cmd = commands.add_parser("index", help="index new/changed documents, remove deleted ones")
-    index_cmd.add_argument("--input", help="input folder (default: settings.storage.input_dir)")
+    index_cmd.add_argument(
+        "--input", help="input folder; recorded by the first index (default: the recorded folder)"
+    )
+    index_cmd.add_argument(
+        "--replace-input",
+        action="store_true",
+        help="switch the home to --input: documents missing from it are removed from the index",
+    )
     index_cmd.add_argument("--home", default="data", help="data home holding tables, caches and runs")
     index_cmd.add_argument(
         "--refresh",
@@ -60,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         if args.command == "index":
-            return _index(resource, refresh=args.refresh)
+            return _index(resource, refresh=args.refresh, replace_input=args.replace_input)
         if args.command == "export-graphrag":
             return _export_graphrag(resource, Path(args.out))
         if args.command == "import-graphrag":
@@ -94,19 +101,31 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
-def _index(resource: GraphUnifiedResource, *, refresh: bool = False) -> int:
+def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_input: bool = False) -> int:
     import dagster
 
     warnings.filterwarnings("ignore", category=dagster.BetaWarning)  # BackfillPolicy is beta
 
     from graphunified_assets.ops.indexing import index  # dagster import is slow; only when needed
+    from graphunified_assets.ops.input_guard import adopt_input, input_problem
     from graphunified_assets.ops.logs import cli_error, configure_logging
 
     echo, fail = configure_logging(resource.settings.logging), cli_error(resource.settings.logging)
 
-    if not resource.input_path.is_dir():
-        fail(f"input folder {resource.input_path} does not exist; pass --input DIR")
+    choice = resource.input_choice()
+    if not choice.path.is_dir():
+        recorded = choice.path == choice.recorded
+        fail(
+            f"the recorded input folder {choice.path} ({resource.layout.input_record}) does not exist; "
+            "restore it, or pass --input DIR --replace-input"
+            if recorded
+            else f"input folder {choice.path} does not exist; pass --input DIR"
+        )
         return 2
+    if problem := input_problem(resource, replace=replace_input):
+        fail(problem)
+        return 2
+    adopt_input(resource)
     try:
         tuning_cli.reextract_changed(resource, echo)  # tuned extraction settings: re-extract all
         report = index(resource, refresh=refresh, echo=echo)

@@ -32,6 +32,7 @@ class EvalOptions:
     progress: bool = True
     judge: tuple[str, str] | None = None  # two strategies whose answers Claude compares
     params: dict[str, Any] = field(default_factory=dict)  # --param: strategy parameters, context options
+    replace_input: bool = False  # --home H indexes another folder: replace its documents with the set's
 
 
 def parse_strategies(value: str) -> tuple[str, ...]:
@@ -69,7 +70,7 @@ def parse_judge(value: str | None, strategies: tuple[str, ...]) -> tuple[str, st
 def run_eval(options: EvalOptions) -> dict[str, Any]:
     dataset = load_dataset(options.dataset, limit=options.limit)
     home = options.home or default_home(dataset)
-    indexed = ensure_index(dataset, home)
+    indexed = ensure_index(dataset, home, replace_input=options.replace_input)
     engine = QueryEngine.open(home)
     if options.judge and (engine.llm is None or not options.generate):
         raise ValueError(

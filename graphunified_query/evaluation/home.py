@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphunified_query.core.home_input import recorded_input
+from graphunified_query.core.layout import HomeLayout
 from graphunified_query.evaluation.dataset import Dataset
 
 INPUT_FOLDER = "input"
@@ -31,9 +33,15 @@ def default_home(dataset: Dataset, root: Path = Path("data/eval")) -> Path:
     return root / f"{dataset.name}-{dataset.corpus_hash[:12]}"
 
 
-def ensure_index(dataset: Dataset, home: Path) -> IndexRun:
+def ensure_index(dataset: Dataset, home: Path, *, replace_input: bool = False) -> IndexRun:
     """Copy the corpus into the home's input folder and bring the index up to date."""
     input_dir = home / INPUT_FOLDER
+    if not replace_input and (foreign := _foreign_input(home)):
+        raise ValueError(
+            f"--home {home} indexes {foreign}; eval would replace its documents with the corpus of "
+            f"{dataset.folder}. Leave out --home (eval builds its own, {default_home(dataset)}), "
+            "or pass --replace-input to turn this home into the eval set's"
+        )
     input_dir.mkdir(parents=True, exist_ok=True)
     target = input_dir / "corpus.jsonl"
     if not target.exists() or target.read_bytes() != dataset.corpus.read_bytes():
@@ -49,6 +57,7 @@ def ensure_index(dataset: Dataset, home: Path) -> IndexRun:
             str(input_dir),
             "--home",
             str(home),
+            *(["--replace-input"] if replace_input else []),
         ],
         capture_output=True,
         text=True,
@@ -59,6 +68,17 @@ def ensure_index(dataset: Dataset, home: Path) -> IndexRun:
         raise RuntimeError(f"indexing {dataset.corpus} into {home} failed:\n{process.stderr[-4000:]}")
     reused = "(0 Dagster runs)" in process.stdout
     return IndexRun(home, seconds, reused, process.stdout)
+
+
+def _foreign_input(home: Path) -> str | None:
+    """What the home indexes when that is not an eval corpus in its own input/ folder, else None."""
+    layout = HomeLayout.at(home)
+    recorded = recorded_input(layout)
+    if recorded is not None:
+        return None if recorded == (layout.home / INPUT_FOLDER).resolve() else str(recorded)
+    own_corpus = (layout.home / INPUT_FOLDER / "corpus.jsonl").exists()
+    # A home indexed before homes recorded their input: eval's own has its corpus in input/.
+    return "documents from an unrecorded folder" if layout.index_state.exists() and not own_corpus else None
 
 
 def passage_id(document_id: str) -> str:
