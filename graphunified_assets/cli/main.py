@@ -1,4 +1,4 @@
-"""`python -m graphunified_assets index|status|publish|export-graphrag|…`: drive the pipeline."""
+"""The pipeline's subcommands of `graphunified`: index, status, publish, export-/import-graphrag, …"""
 
 from __future__ import annotations
 
@@ -8,17 +8,33 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphunified_assets.cli import config as config_cli
 from graphunified_assets.cli import tuning as tuning_cli
-from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_query.core.settings.model import SettingsError
+
+if TYPE_CHECKING:  # the parser is built without Dagster (`graphunified ask` never loads it)
+    from graphunified_assets.defs.resources import GraphUnifiedResource
+
+
+COMMANDS = ("index", "status", "export-graphrag", "import-graphrag", "publish")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graphunified_assets", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    index_cmd = commands.add_parser("index", help="index new/changed documents, remove deleted ones")
+    """Any `graphunified` command: the one parser is graphunified/cli.py's (kept for callers of this)."""
+    from graphunified.cli import main as graphunified_main
+
+    return graphunified_main(argv)
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> tuple[str, ...]:
+    """Declare the pipeline's subcommands on the one parser; their names."""
+    index_cmd = commands.add_parser(
+        "index",
+        help="index new/changed documents, remove deleted ones",
+        epilog="example:\n  graphunified index --input docs/ --home data  # later runs: index --home data",
+    )
     index_cmd.add_argument(
         "--input", help="input folder; recorded by the first index (default: the recorded folder)"
     )
@@ -34,25 +50,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="rebuild graph, communities, reports and indexes even if no document changed "
         "(after changing settings or upgrading)",
     )
-    status_cmd = commands.add_parser("status", help="what is indexed and what failed")
-    status_cmd.add_argument("--home", default="data")
-    status_cmd.add_argument("--input", help="input folder whose next `index` to preview (default: settings)")
-    export_cmd = commands.add_parser("export-graphrag", help="write the index as a GraphRAG v3 output folder")
+    status_cmd = commands.add_parser(
+        "status", help="what is indexed and what failed", epilog="example:\n  graphunified status --home data"
+    )
+    status_cmd.add_argument("--home", default="data", help="data home")
+    status_cmd.add_argument(
+        "--input", help="input folder whose next `index` to preview (default: the recorded one)"
+    )
+    export_cmd = commands.add_parser(
+        "export-graphrag",
+        help="write the index as a GraphRAG v3 output folder",
+        epilog="example:\n  graphunified export-graphrag out/graphrag --home data",
+    )
     export_cmd.add_argument("out", help="folder to write the GraphRAG tables to (created if missing)")
-    export_cmd.add_argument("--home", default="data")
+    export_cmd.add_argument("--home", default="data", help="data home to export")
     import_cmd = commands.add_parser(
-        "import-graphrag", help="import a GraphRAG output folder (v1-v3) into a fresh home and index it"
+        "import-graphrag",
+        help="import a GraphRAG output folder (v1-v3) into a fresh home and index it",
+        epilog="example:\n  graphunified import-graphrag ragtest/output --home data/imported",
     )
     import_cmd.add_argument("folder", help="GraphRAG's output folder (or the project root holding output/)")
-    import_cmd.add_argument("--home", default="data")
+    import_cmd.add_argument("--home", default="data", help="the fresh data home to create")
     publish_cmd = commands.add_parser(
-        "publish", help="copy the published index to object storage (storage.publish_uri or --to)"
+        "publish",
+        help="copy the published index to object storage (storage.publish_uri or --to)",
+        epilog="example:\n  graphunified publish --home data --to s3://bucket/graphunified",
     )
-    publish_cmd.add_argument("--home", default="data")
+    publish_cmd.add_argument("--home", default="data", help="data home to publish")
     publish_cmd.add_argument("--to", help="s3://bucket/prefix (default: settings.storage.publish_uri)")
-    tuning_cli.add_parsers(commands)  # tune, extraction-report
-    config_cli.add_parsers(commands)  # init, settings-reference
-    args = parser.parse_args(argv)
+    return (*COMMANDS, *tuning_cli.add_parsers(commands), *config_cli.add_parsers(commands))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a pipeline subcommand parsed by the one parser."""
+    from graphunified_assets.defs.resources import GraphUnifiedResource  # Dagster: only to run
+
     if problem := argument_problem(args):
         print(f"error: {problem}", file=sys.stderr)
         return 2
