@@ -121,7 +121,10 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({r.strategy: r.as_dict() for r in responses}, indent=2))
         else:
+            from graphunified_query.engine.comparison import summary_table
+
             print("\n\n".join(f"=== {r.strategy} ===\n{_human(r)}" for r in responses))
+            print(f"\n=== summary ===\n{summary_table(responses)}")
         return 0
     except (StoreError, SettingsError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
