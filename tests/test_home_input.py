@@ -160,3 +160,23 @@ def test_ask_on_an_empty_home_names_the_input_to_index(
 
     assert query_main(["ask", "Who founded the mill?", "--home", str(tmp_path)]) == 2
     assert f"index --home {tmp_path} --input YOUR_FOLDER" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_eval_shows_its_indexing_as_it_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """eval hid its indexing step's output (a silence of minutes); the lines now come as they are printed."""
+    from graphunified_query.evaluation.dataset import load_dataset
+    from graphunified_query.evaluation.home import ensure_index
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    home = tmp_path / "eval-home"
+    home.mkdir()
+    (home / "settings.yaml").write_text("embedding:\n  provider: local\n", encoding="utf-8")
+    lines: list[str] = []
+    run = ensure_index(
+        load_dataset(Path(__file__).resolve().parent / "fixtures" / "eval_tiny"), home, echo=lines.append
+    )
+    assert (
+        any(line.startswith("done in") for line in lines) and "".join(f"{x}\n" for x in lines) == run.output
+    )
+    assert recorded_input(HomeLayout.at(home)) == (home / "input").resolve()  # eval's home owns its input

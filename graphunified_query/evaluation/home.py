@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +34,9 @@ def default_home(dataset: Dataset, root: Path = Path("data/eval")) -> Path:
     return root / f"{dataset.name}-{dataset.corpus_hash[:12]}"
 
 
-def ensure_index(dataset: Dataset, home: Path, *, replace_input: bool = False) -> IndexRun:
+def ensure_index(
+    dataset: Dataset, home: Path, *, replace_input: bool = False, echo: Callable[[str], None] | None = None
+) -> IndexRun:
     """Copy the corpus into the home's input folder and bring the index up to date."""
     input_dir = home / INPUT_FOLDER
     if not replace_input and (foreign := _foreign_input(home)):
@@ -47,7 +50,7 @@ def ensure_index(dataset: Dataset, home: Path, *, replace_input: bool = False) -
     if not target.exists() or target.read_bytes() != dataset.corpus.read_bytes():
         shutil.copyfile(dataset.corpus, target)
     started = time.perf_counter()
-    process = subprocess.run(
+    process = subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -59,15 +62,22 @@ def ensure_index(dataset: Dataset, home: Path, *, replace_input: bool = False) -
             str(home),
             *(["--replace-input"] if replace_input else []),
         ],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one stream, in order: what the user would see running `index`
         text=True,
-        check=False,
     )
+    lines: list[str] = []
+    assert process.stdout is not None
+    for line in process.stdout:  # shown as it comes: indexing a set takes minutes
+        lines.append(line)
+        if echo:
+            echo(line.rstrip("\n"))
+    output = "".join(lines)
     seconds = time.perf_counter() - started
-    if process.returncode != 0:
-        raise RuntimeError(f"indexing {dataset.corpus} into {home} failed:\n{process.stderr[-4000:]}")
-    reused = "(0 Dagster runs)" in process.stdout
-    return IndexRun(home, seconds, reused, process.stdout)
+    if process.wait() != 0:
+        raise RuntimeError(f"indexing {dataset.corpus} into {home} failed:\n{output[-4000:]}")
+    reused = "(0 Dagster runs)" in output
+    return IndexRun(home, seconds, reused, output)
 
 
 def _foreign_input(home: Path) -> str | None:
