@@ -33,7 +33,8 @@ and `tune` read that folder; documents leave the index only when they leave the 
 
 - An `--input` (or `storage.input_dir` in `HOME/settings.yaml`, or `GRAPHUNIFIED_INPUT`) that
   differs from the recorded folder is refused, naming how many documents it would remove. Pass
-  `--replace-input` to switch the home to the new folder on purpose.
+  `--replace-input` to switch the home to the new folder on purpose. A folder that holds every
+  indexed document (the old one moved, or a home with nothing indexed yet) is taken and recorded.
 - A home indexed before homes recorded their input is not emptied by the default folder
   (`data/sample`): `index` asks for `--input` with the folder its documents came from.
 - `graphunified eval SET` indexes the set into a home of its own (`data/eval/<set>-<hash>`).

@@ -180,3 +180,18 @@ def test_eval_shows_its_indexing_as_it_goes(tmp_path: Path, monkeypatch: pytest.
         any(line.startswith("done in") for line in lines) and "".join(f"{x}\n" for x in lines) == run.output
     )
     assert recorded_input(HomeLayout.at(home)) == (home / "input").resolve()  # eval's home owns its input
+
+
+def test_a_folder_that_loses_nothing_is_taken_without_asking(
+    home: Path, input_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A moved input folder, or a home whose first folder was empty: nothing would be removed."""
+    from graphunified_assets.ops.input_guard import adopt_input, input_problem
+
+    _indexed(home, input_dir)
+    record_input(HomeLayout.at(home), tmp_path / "old-place")
+    moved = shutil.copytree(input_dir, tmp_path / "moved")
+    resource = GraphUnifiedResource(home=str(home), input_dir=str(moved))
+    assert input_problem(resource) is None
+    adopt_input(resource)
+    assert recorded_input(HomeLayout.at(home)) == moved.resolve()

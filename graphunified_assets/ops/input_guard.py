@@ -20,6 +20,8 @@ def input_problem(resource: GraphUnifiedResource, *, replace: bool = False) -> s
         return None
     if choice.differs:
         removed, indexed = _removed(resource)
+        if not removed:  # the new folder holds every indexed document (moved, or nothing indexed)
+            return None
         return (
             f"{layout.home} indexes {choice.recorded} (recorded in {layout.input_record}); indexing "
             f"{choice.path} instead would remove {removed} of its {indexed} documents. Leave out --input "
@@ -37,7 +39,8 @@ def input_problem(resource: GraphUnifiedResource, *, replace: bool = False) -> s
 
 
 def adopt_input(resource: GraphUnifiedResource) -> None:
-    """Record the folder being indexed when the home has none yet, or when it replaces the old one."""
+    """Record the folder being indexed when the home has none yet, or when it replaces the old one
+    (`input_problem` said yes first)."""
     choice = resource.input_choice()
     if choice.recorded is None or choice.differs:
         record_input(resource.layout, choice.path)
