@@ -37,7 +37,18 @@ where the README did not state the load or the memory, the record says so.
 """
 
 SECTION_KEYS = ("section", "script", "intro", "records")
-RECORD_KEYS = ("id", "order", "title", "script", "machine", "load_average", "source", "before", "columns", "rows")
+RECORD_KEYS = (
+    "id",
+    "order",
+    "title",
+    "script",
+    "machine",
+    "load_average",
+    "source",
+    "before",
+    "columns",
+    "rows",
+)
 
 
 class RecordError(ValueError):
