@@ -47,7 +47,7 @@ browser-deps:
 docs: setup
 	$(BIN)/python -m graphunified_assets settings-reference --check
 	$(BIN)/python scripts/gen_benchmarks.py --check
-	$(BIN)/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
