@@ -68,7 +68,7 @@ bench: setup
 	$(BIN)/python bench/reliability
 	$(BIN)/python bench/object_store.py
 
-# Retrieval quality of every strategy on the three multi-hop sets (see README, Evaluation).
+# Retrieval quality of every strategy on the three multi-hop sets (docs/evaluation.md).
 EVAL_SETS ?= ../shared/eval/musique ../shared/eval/2wikimultihopqa ../shared/eval/hotpotqa
 eval: setup
 	for set in $(EVAL_SETS); do $(BIN)/python -m graphunified_query eval $$set || exit 1; done
