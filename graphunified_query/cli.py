@@ -236,7 +236,7 @@ def _param_option(command: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="strategy parameter or context option, e.g. --param alpha=0.3 --param source_type=md "
-        "(repeatable; `GET /strategies` and the README list each strategy's)",
+        "(repeatable; `GET /strategies` and docs/strategies.md list each strategy's)",
     )
 
 

@@ -69,9 +69,11 @@ def test_registry_defaults_match_the_retrievers_own() -> None:
                 assert signature[param] == field.default, (name, param)
 
 
-def test_the_readme_strategy_table_is_generated_from_the_registry() -> None:
+def test_the_docs_strategy_table_is_generated_from_the_registry() -> None:
     from graphunified_query.core.settings.reference import strategy_table
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    between = readme.split("<!-- strategy-table:start -->\n", 1)[1].split("<!-- strategy-table:end -->", 1)[0]
-    assert between == strategy_table(), "regenerate the README table with settings_reference.strategy_table()"
+    page = (Path(__file__).resolve().parents[2] / "docs" / "strategies.md").read_text(encoding="utf-8")
+    between = page.split("<!-- strategy-table:start -->\n", 1)[1].split("<!-- strategy-table:end -->", 1)[0]
+    assert between == strategy_table(), (
+        "regenerate docs/strategies.md's table with reference.strategy_table()"
+    )

@@ -77,7 +77,7 @@ def strategy_docs() -> list[SettingDoc]:
 
 
 def strategy_table() -> str:
-    """The strategies and their parameters as one Markdown table (the README embeds it)."""
+    """The strategies and their parameters as one Markdown table (docs/strategies.md embeds it)."""
     from graphunified_query.strategies.registry import STRATEGIES
 
     lines = [
