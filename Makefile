@@ -49,6 +49,7 @@ browser-deps:
 docs: setup
 	$(BIN)/python -m graphunified_assets settings-reference --check
 	$(BIN)/python scripts/gen_benchmarks.py --check
+	$(BIN)/python -m graphunified.reference --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 lint: setup
