@@ -118,10 +118,14 @@ def test_build_command_names_the_input_until_one_is_recorded(home: Path, input_d
     assert "--input" not in build_command(home)
 
 
-def test_a_damaged_record_is_one_line(home: Path) -> None:
+def test_a_damaged_record_is_one_line(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     HomeLayout.at(home).input_record.write_text("{not json", encoding="utf-8")
     with pytest.raises(InputRecordError, match=r"input.json is not \{\"input\""):
         recorded_input(HomeLayout.at(home))
+    assert main(["index", "--home", str(home)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "input.json is not" in err and "Traceback" not in err
+    assert build_command(home).endswith("--input YOUR_FOLDER")  # a hint never raises
 
 
 @pytest.mark.slow

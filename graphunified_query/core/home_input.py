@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.settings.model import SettingsError
 
 RECORD_VERSION = 1
 
 
-class InputRecordError(ValueError):
-    """The record exists but cannot be read: said in one line naming the file."""
+class InputRecordError(SettingsError):
+    """The record exists but cannot be read: said in one line naming the file (as a bad settings.yaml)."""
 
 
 @dataclass(frozen=True)

@@ -122,9 +122,12 @@ def legacy_document_id(stem: str) -> str:
 
 def build_command(home: Path) -> str:
     """The `index` that builds this home: its recorded input is used; without one, name the folder."""
-    from graphunified_query.core.home_input import recorded_input  # it imports HomeLayout from here
+    from graphunified_query.core.home_input import InputRecordError, recorded_input  # imports this module
 
-    folder = "" if recorded_input(HomeLayout.at(home)) else " --input YOUR_FOLDER"
+    try:
+        folder = "" if recorded_input(HomeLayout.at(home)) else " --input YOUR_FOLDER"
+    except InputRecordError:  # a hint in another error's message: `index` names the damaged file
+        folder = " --input YOUR_FOLDER"
     return f"{_INDEX} --home {home}{folder}"
 
 
