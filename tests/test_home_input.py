@@ -101,6 +101,10 @@ def test_the_sensor_removes_nothing_from_another_folder(
         assert isinstance(result, dg.SensorResult)
         assert not result.run_requests and not result.dynamic_partitions_requests
         assert result.skip_reason is not None and "would remove 3 of its 3" in result.skip_reason.skip_message
+        HomeLayout.at(home).input_record.write_text("[]", encoding="utf-8")  # damaged: said, nothing run
+        result = new_documents_sensor(context)
+        assert isinstance(result, dg.SensorResult) and not result.run_requests
+        assert result.skip_reason is not None and "input.json is not" in result.skip_reason.skip_message
 
 
 def test_the_sensors_first_tick_records_the_folder(home: Path, input_dir: Path) -> None:

@@ -20,6 +20,7 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
 from graphunified_assets.ops.input_guard import adopt_input, input_problem
+from graphunified_query.core.settings.model import SettingsError
 from graphunified_query.core.tables import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
 
 DOWNSTREAM_TABLES = (CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
@@ -38,7 +39,11 @@ def run_ranges(plan: UpdatePlan, live: Sequence[str]) -> list[tuple[str, str]]:
 
 def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedResource) -> dg.SensorResult:
     """One tick of `new_documents_sensor` (declared below, with its owners): plan, then request."""
-    if problem := input_problem(graphunified):  # another folder than the home's: remove nothing
+    try:
+        problem = input_problem(graphunified)  # another folder than the home's: remove nothing
+    except SettingsError as error:  # a damaged settings.yaml or input.json: said, not a stack trace
+        problem = str(error)
+    if problem:
         context.log.error(problem)
         return dg.SensorResult(skip_reason=problem)
     scan = scan_input(graphunified.input_path)
