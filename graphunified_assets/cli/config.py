@@ -1,4 +1,4 @@
-"""The `init` and `settings-reference` subcommands of `python -m graphunified_assets`."""
+"""The `init` and `settings-reference` subcommands of `graphunified`."""
 
 from __future__ import annotations
 
@@ -11,17 +11,26 @@ from graphunified_query.core.settings.presets import PRESETS
 COMMANDS = ("init", "settings-reference")
 
 
-def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    init = commands.add_parser("init", help="write a commented starter settings.yaml (optionally a preset)")
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> tuple[str, ...]:
+    init = commands.add_parser(
+        "init",
+        help="write a commented starter settings.yaml (optionally a preset)",
+        epilog="example:\n  graphunified init --home data --preset low-cost",
+    )
     init.add_argument("--preset", choices=sorted(PRESETS), help="low-cost, research or production")
     init.add_argument("--home", default="data", help="data home; the file goes to <home>/settings.yaml")
     init.add_argument("--path", help="write here instead of <home>/settings.yaml")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
-    reference = commands.add_parser("settings-reference", help="regenerate docs/settings.md from the model")
+    reference = commands.add_parser(
+        "settings-reference",
+        help="regenerate docs/settings.md from the model",
+        epilog="example:\n  graphunified settings-reference --check",
+    )
     reference.add_argument(
         "--out", type=Path, default=None, help="where to write (default: docs/settings.md)"
     )
     reference.add_argument("--check", action="store_true", help="only check that the file is up to date")
+    return COMMANDS
 
 
 def run(args: argparse.Namespace) -> int:

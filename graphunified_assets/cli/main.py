@@ -1,4 +1,4 @@
-"""`python -m graphunified_assets index|status|publish|export-graphrag|…`: drive the pipeline."""
+"""The pipeline's subcommands of `graphunified`: index, status, publish, export-/import-graphrag, …"""
 
 from __future__ import annotations
 
@@ -8,18 +8,41 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphunified_assets.cli import config as config_cli
 from graphunified_assets.cli import tuning as tuning_cli
-from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_query.core.settings.model import SettingsError
+
+if TYPE_CHECKING:  # the parser is built without Dagster (`graphunified ask` never loads it)
+    from graphunified_assets.defs.resources import GraphUnifiedResource
+
+
+COMMANDS = ("index", "status", "export-graphrag", "import-graphrag", "publish")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graphunified_assets", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    index_cmd = commands.add_parser("index", help="index new/changed documents, remove deleted ones")
-    index_cmd.add_argument("--input", help="input folder (default: settings.storage.input_dir)")
+    """Any `graphunified` command: the one parser is graphunified/cli.py's (kept for callers of this)."""
+    from graphunified.cli import main as graphunified_main
+
+    return graphunified_main(argv)
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> tuple[str, ...]:
+    """Declare the pipeline's subcommands on the one parser; their names."""
+    index_cmd = commands.add_parser(
+        "index",
+        help="index new/changed documents, remove deleted ones",
+        epilog="example:\n  graphunified index --input docs/ --home data  # later runs: index --home data",
+    )
+    index_cmd.add_argument(
+        "--input", help="input folder; recorded by the first index (default: the recorded folder)"
+    )
+    index_cmd.add_argument(
+        "--replace-input",
+        action="store_true",
+        help="switch the home to --input: documents missing from it are removed from the index",
+    )
     index_cmd.add_argument("--home", default="data", help="data home holding tables, caches and runs")
     index_cmd.add_argument(
         "--refresh",
@@ -27,25 +50,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="rebuild graph, communities, reports and indexes even if no document changed "
         "(after changing settings or upgrading)",
     )
-    status_cmd = commands.add_parser("status", help="what is indexed and what failed")
-    status_cmd.add_argument("--home", default="data")
-    status_cmd.add_argument("--input", help="input folder whose next `index` to preview (default: settings)")
-    export_cmd = commands.add_parser("export-graphrag", help="write the index as a GraphRAG v3 output folder")
+    status_cmd = commands.add_parser(
+        "status", help="what is indexed and what failed", epilog="example:\n  graphunified status --home data"
+    )
+    status_cmd.add_argument("--home", default="data", help="data home")
+    status_cmd.add_argument(
+        "--input", help="input folder whose next `index` to preview (default: the recorded one)"
+    )
+    export_cmd = commands.add_parser(
+        "export-graphrag",
+        help="write the index as a GraphRAG v3 output folder",
+        epilog="example:\n  graphunified export-graphrag out/graphrag --home data",
+    )
     export_cmd.add_argument("out", help="folder to write the GraphRAG tables to (created if missing)")
-    export_cmd.add_argument("--home", default="data")
+    export_cmd.add_argument("--home", default="data", help="data home to export")
     import_cmd = commands.add_parser(
-        "import-graphrag", help="import a GraphRAG output folder (v1-v3) into a fresh home and index it"
+        "import-graphrag",
+        help="import a GraphRAG output folder (v1-v3) into a fresh home and index it",
+        epilog="example:\n  graphunified import-graphrag ragtest/output --home data/imported",
     )
     import_cmd.add_argument("folder", help="GraphRAG's output folder (or the project root holding output/)")
-    import_cmd.add_argument("--home", default="data")
+    import_cmd.add_argument("--home", default="data", help="the fresh data home to create")
     publish_cmd = commands.add_parser(
-        "publish", help="copy the published index to object storage (storage.publish_uri or --to)"
+        "publish",
+        help="copy the published index to object storage (storage.publish_uri or --to)",
+        epilog="example:\n  graphunified publish --home data --to s3://bucket/graphunified",
     )
-    publish_cmd.add_argument("--home", default="data")
+    publish_cmd.add_argument("--home", default="data", help="data home to publish")
     publish_cmd.add_argument("--to", help="s3://bucket/prefix (default: settings.storage.publish_uri)")
-    tuning_cli.add_parsers(commands)  # tune, extraction-report
-    config_cli.add_parsers(commands)  # init, settings-reference
-    args = parser.parse_args(argv)
+    return (*COMMANDS, *tuning_cli.add_parsers(commands), *config_cli.add_parsers(commands))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a pipeline subcommand parsed by the one parser."""
+    from graphunified_assets.defs.resources import GraphUnifiedResource  # Dagster: only to run
+
     if problem := argument_problem(args):
         print(f"error: {problem}", file=sys.stderr)
         return 2
@@ -60,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         if args.command == "index":
-            return _index(resource, refresh=args.refresh)
+            return _index(resource, refresh=args.refresh, replace_input=args.replace_input)
         if args.command == "export-graphrag":
             return _export_graphrag(resource, Path(args.out))
         if args.command == "import-graphrag":
@@ -94,19 +133,31 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
-def _index(resource: GraphUnifiedResource, *, refresh: bool = False) -> int:
+def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_input: bool = False) -> int:
     import dagster
 
     warnings.filterwarnings("ignore", category=dagster.BetaWarning)  # BackfillPolicy is beta
 
     from graphunified_assets.ops.indexing import index  # dagster import is slow; only when needed
+    from graphunified_assets.ops.input_guard import adopt_input, input_problem
     from graphunified_assets.ops.logs import cli_error, configure_logging
 
     echo, fail = configure_logging(resource.settings.logging), cli_error(resource.settings.logging)
 
-    if not resource.input_path.is_dir():
-        fail(f"input folder {resource.input_path} does not exist; pass --input DIR")
+    choice = resource.input_choice()
+    if not choice.path.is_dir():
+        recorded = choice.path == choice.recorded
+        fail(
+            f"the recorded input folder {choice.path} ({resource.layout.input_record}) does not exist; "
+            "restore it, or pass --input DIR --replace-input"
+            if recorded
+            else f"input folder {choice.path} does not exist; pass --input DIR"
+        )
         return 2
+    if problem := input_problem(resource, replace=replace_input):
+        fail(problem)
+        return 2
+    adopt_input(resource)
     try:
         tuning_cli.reextract_changed(resource, echo)  # tuned extraction settings: re-extract all
         report = index(resource, refresh=refresh, echo=echo)

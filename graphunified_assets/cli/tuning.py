@@ -1,4 +1,4 @@
-"""The `tune` and `extraction-report` subcommands (wired into cli.py), and `index`'s re-extraction check."""
+"""The `tune` and `extraction-report` subcommands (wired into main.py), and `index`'s re-extraction check."""
 
 from __future__ import annotations
 
@@ -6,33 +6,46 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.gold import DEFAULT_GOLD, GoldLabelError
 from graphunified_assets.lib.extraction.selection import ExtractorConfigurationError
 from graphunified_query.core.providers.llm_client import LLMError
 from graphunified_query.core.providers.registry import provider_names
 
+if TYPE_CHECKING:  # the parser is built without Dagster
+    from graphunified_assets.defs.resources import GraphUnifiedResource
+
 COMMANDS = ("tune", "extraction-report")
+GOLD_SHOWN = "tests/fixtures/extraction_gold of the repository"  # the absolute path differs by machine
 
 
-def add_parsers(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parsers(commands: argparse._SubParsersAction) -> tuple[str, ...]:  # type: ignore[type-arg]
     tune = commands.add_parser(
-        "tune", help="propose domain-tuned extraction prompts and types (writes <home>/settings.tuned.yaml)"
+        "tune",
+        help="propose domain-tuned extraction prompts and types (writes <home>/settings.tuned.yaml)",
+        epilog="example:\n  graphunified tune --home data --provider anthropic --sample 12",
     )
-    tune.add_argument("--input", help="corpus folder to sample (default: settings.storage.input_dir)")
-    tune.add_argument("--home", default="data")
+    tune.add_argument("--input", help="corpus folder to sample (default: the home's recorded input)")
+    tune.add_argument("--home", default="data", help="data home whose settings are tuned")
     tune.add_argument("--provider", choices=provider_names()[1:], help="default: llm.provider of the home")
     tune.add_argument("--sample", type=int, default=12, help="chunks shown to the LLM (offline reads >= 300)")
-    tune.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="labelled fixture for F1 before/after")
+    tune.add_argument(
+        "--gold", type=Path, help=f"labelled fixture for F1 before/after (default: {GOLD_SHOWN})"
+    )
     tune.add_argument("--no-eval", action="store_true", help="skip the before/after F1 on the gold fixture")
     report = commands.add_parser(
-        "extraction-report", help="precision/recall/F1 of extraction on a labelled set"
+        "extraction-report",
+        help="precision/recall/F1 of extraction on a labelled set",
+        epilog="example:\n  graphunified extraction-report --home data --json",
     )
-    report.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="folder with labels.yaml and docs/")
+    report.add_argument(
+        "--gold", type=Path, help=f"folder with labels.yaml and docs/ (default: {GOLD_SHOWN})"
+    )
     report.add_argument("--home", default="data", help="settings (and tuned prompts) of this home are used")
     report.add_argument("--provider", choices=provider_names()[1:], help="default: llm.provider of the home")
-    report.add_argument("--json", action="store_true")
+    report.add_argument("--json", action="store_true", help="print one JSON object")
+    return COMMANDS
 
 
 def run(args: argparse.Namespace, resource: GraphUnifiedResource) -> int:
@@ -44,10 +57,15 @@ def run(args: argparse.Namespace, resource: GraphUnifiedResource) -> int:
             if args.sample < 1:
                 raise ExtractorConfigurationError("--sample must be at least 1")
             run_tune(
-                resource, provider=args.provider, sample=args.sample, gold=None if args.no_eval else args.gold
+                resource,
+                provider=args.provider,
+                sample=args.sample,
+                gold=None if args.no_eval else args.gold or DEFAULT_GOLD,
             )
         else:
-            run_extraction_report(resource, provider=args.provider, gold=args.gold, as_json=args.json)
+            run_extraction_report(
+                resource, provider=args.provider, gold=args.gold or DEFAULT_GOLD, as_json=args.json
+            )
     except (ExtractorConfigurationError, GoldLabelError, TuningError, LLMError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dagster as dg
-from dagster_duckdb import DuckDBResource
 
 from graphunified_assets.defs.assets import (
     chunk_similarity,
@@ -79,7 +78,5 @@ def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:
         resources={
             "graphunified": resource,
             "document_tables": DocumentTablesIOManager(home=resource.home),
-            # SQL over the Parquet tables (checks, statistics); Parquet stays the one store.
-            "duckdb": DuckDBResource(database=":memory:"),
         },
     )

@@ -17,6 +17,7 @@ from pydantic import PrivateAttr
 from graphunified_assets.lib.extraction.records import Extractor
 from graphunified_assets.lib.extraction.selection import make_extractor, make_llm
 from graphunified_assets.lib.reports.build import Reporter
+from graphunified_query.core.home_input import InputChoice, choose_input
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers import CachedEmbedder, EmbeddingCache, make_embedder
 from graphunified_query.core.providers.registry import ANTHROPIC_KEY, provider_name
@@ -34,7 +35,7 @@ class GraphUnifiedResource(dg.ConfigurableResource):
     """The data home, its settings and its model providers."""
 
     home: str = "data"
-    input_dir: str | None = None  # overrides settings.storage.input_dir
+    input_dir: str | None = None  # --input / GRAPHUNIFIED_INPUT; else the home's recorded input folder
     voyage_api_key: str | None = None
     anthropic_api_key: str | None = None
 
@@ -53,7 +54,16 @@ class GraphUnifiedResource(dg.ConfigurableResource):
 
     @property
     def input_path(self) -> Path:
-        return Path(self.input_dir) if self.input_dir else self.settings.storage.input_dir
+        return self.input_choice().path
+
+    def input_choice(self) -> InputChoice:
+        """--input, else storage.input_dir set in settings.yaml, else the recorded folder, else the
+        default of storage.input_dir (a fresh home); whether it departs from the recorded one."""
+        storage = self.settings.storage
+        requested = Path(self.input_dir) if self.input_dir else None
+        if requested is None and "input_dir" in storage.model_fields_set:
+            requested = storage.input_dir
+        return choose_input(self.layout, requested, storage.input_dir)
 
     def embedder(self) -> CachedEmbedder:
         """The configured embedder behind the content-hash cache, built once per run."""

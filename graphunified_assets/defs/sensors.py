@@ -19,6 +19,8 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
+from graphunified_assets.ops.input_guard import adopt_input, input_problem
+from graphunified_query.core.settings.model import SettingsError
 from graphunified_query.core.tables import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
 
 DOWNSTREAM_TABLES = (CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
@@ -37,6 +39,13 @@ def run_ranges(plan: UpdatePlan, live: Sequence[str]) -> list[tuple[str, str]]:
 
 def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedResource) -> dg.SensorResult:
     """One tick of `new_documents_sensor` (declared below, with its owners): plan, then request."""
+    try:
+        problem = input_problem(graphunified)  # another folder than the home's: remove nothing
+    except SettingsError as error:  # a damaged settings.yaml or input.json: said, not a stack trace
+        problem = str(error)
+    if problem:
+        context.log.error(problem)
+        return dg.SensorResult(skip_reason=problem)
     scan = scan_input(graphunified.input_path)
     live = list(context.instance.get_dynamic_partitions(documents_partitions.name))
     hashes = {k: d.content_hash for k, d in scan.documents.items()}
@@ -73,6 +82,7 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
             )
         )
     if requests:
+        adopt_input(graphunified)  # the UI's first indexing records the folder, as `index` does
         context.log.info(plan.summary())
     return dg.SensorResult(
         run_requests=requests,

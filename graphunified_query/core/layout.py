@@ -89,6 +89,11 @@ class HomeLayout:
         return self.home / "refresh.pending"
 
     @property
+    def input_record(self) -> Path:
+        """The input folder this home indexes, recorded by its first `index` (core/home_input.py)."""
+        return self.home / "input.json"
+
+    @property
     def index_lock(self) -> Path:
         """Held (flock) by the process rebuilding this home; its text says who that is."""
         return self.home / "index.lock"
@@ -116,9 +121,19 @@ def legacy_document_id(stem: str) -> str:
 
 
 def build_command(home: Path) -> str:
-    return f"python -m graphunified_assets index --home {home}"
+    """The `index` that builds this home: its recorded input is used; without one, name the folder."""
+    from graphunified_query.core.home_input import InputRecordError, recorded_input  # imports this module
+
+    try:
+        folder = "" if recorded_input(HomeLayout.at(home)) else " --input YOUR_FOLDER"
+    except InputRecordError:  # a hint in another error's message: `index` names the damaged file
+        folder = " --input YOUR_FOLDER"
+    return f"{_INDEX} --home {home}{folder}"
 
 
 def refresh_command(home: Path) -> str:
     """Rebuilds every global table and index from the per-document files and the caches."""
-    return f"{build_command(home)} --refresh"
+    return f"{_INDEX} --home {home} --refresh"
+
+
+_INDEX = "python -m graphunified_assets index"

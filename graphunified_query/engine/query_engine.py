@@ -219,6 +219,11 @@ class QueryEngine:
         with contextlib.suppress(Exception):  # a provider down reports its own error on a real query
             self.embedder.embed(["warm-up"], kind="query")
 
+    def embed_query(self, question: str) -> None:
+        """The question's vector into the shared query-vector cache, untimed: `eval` calls it before
+        timing the strategies, so none pays for it by running first."""
+        self._context.embed_query(question)
+
     def resolve(self, request: QueryRequest) -> ResolvedRequest:
         return resolve(request, self.registry, self.settings)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ class EvalOptions:
     progress: bool = True
     judge: tuple[str, str] | None = None  # two strategies whose answers Claude compares
     params: dict[str, Any] = field(default_factory=dict)  # --param: strategy parameters, context options
+    replace_input: bool = False  # --home H indexes another folder: replace its documents with the set's
 
 
 def parse_strategies(value: str) -> tuple[str, ...]:
@@ -69,7 +71,8 @@ def parse_judge(value: str | None, strategies: tuple[str, ...]) -> tuple[str, st
 def run_eval(options: EvalOptions) -> dict[str, Any]:
     dataset = load_dataset(options.dataset, limit=options.limit)
     home = options.home or default_home(dataset)
-    indexed = ensure_index(dataset, home)
+    echo = _index_line if options.progress else None
+    indexed = ensure_index(dataset, home, replace_input=options.replace_input, echo=echo)
     engine = QueryEngine.open(home)
     if options.judge and (engine.llm is None or not options.generate):
         raise ValueError(
@@ -105,6 +108,10 @@ def run_eval(options: EvalOptions) -> dict[str, Any]:
     out = options.out or home / "eval"
     results["outputs"] = [str(p) for p in write_outputs(out, results, runs, options.ks)]
     return results
+
+
+def _index_line(line: str) -> None:
+    print(f"index | {line}", file=sys.stderr, flush=True)
 
 
 def _judge(engine: QueryEngine, questions: Any, runs: Any, pair: tuple[str, str]) -> dict[str, Any]:

@@ -11,9 +11,12 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphunified_query.core.home_input import recorded_input
+from graphunified_query.core.layout import HomeLayout
 from graphunified_query.evaluation.dataset import Dataset
 
 INPUT_FOLDER = "input"
@@ -31,15 +34,23 @@ def default_home(dataset: Dataset, root: Path = Path("data/eval")) -> Path:
     return root / f"{dataset.name}-{dataset.corpus_hash[:12]}"
 
 
-def ensure_index(dataset: Dataset, home: Path) -> IndexRun:
+def ensure_index(
+    dataset: Dataset, home: Path, *, replace_input: bool = False, echo: Callable[[str], None] | None = None
+) -> IndexRun:
     """Copy the corpus into the home's input folder and bring the index up to date."""
     input_dir = home / INPUT_FOLDER
+    if not replace_input and (foreign := _foreign_input(home)):
+        raise ValueError(
+            f"--home {home} indexes {foreign}; eval would replace its documents with the corpus of "
+            f"{dataset.folder}. Leave out --home (eval builds its own, {default_home(dataset)}), "
+            "or pass --replace-input to turn this home into the eval set's"
+        )
     input_dir.mkdir(parents=True, exist_ok=True)
     target = input_dir / "corpus.jsonl"
     if not target.exists() or target.read_bytes() != dataset.corpus.read_bytes():
         shutil.copyfile(dataset.corpus, target)
     started = time.perf_counter()
-    process = subprocess.run(
+    process = subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -49,16 +60,35 @@ def ensure_index(dataset: Dataset, home: Path) -> IndexRun:
             str(input_dir),
             "--home",
             str(home),
+            *(["--replace-input"] if replace_input else []),
         ],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one stream, in order: what the user would see running `index`
         text=True,
-        check=False,
     )
+    lines: list[str] = []
+    assert process.stdout is not None
+    for line in process.stdout:  # shown as it comes: indexing a set takes minutes
+        lines.append(line)
+        if echo:
+            echo(line.rstrip("\n"))
+    output = "".join(lines)
     seconds = time.perf_counter() - started
-    if process.returncode != 0:
-        raise RuntimeError(f"indexing {dataset.corpus} into {home} failed:\n{process.stderr[-4000:]}")
-    reused = "(0 Dagster runs)" in process.stdout
-    return IndexRun(home, seconds, reused, process.stdout)
+    if process.wait() != 0:
+        raise RuntimeError(f"indexing {dataset.corpus} into {home} failed:\n{output[-4000:]}")
+    reused = "(0 Dagster runs)" in output
+    return IndexRun(home, seconds, reused, output)
+
+
+def _foreign_input(home: Path) -> str | None:
+    """What the home indexes when that is not an eval corpus in its own input/ folder, else None."""
+    layout = HomeLayout.at(home)
+    recorded = recorded_input(layout)
+    if recorded is not None:
+        return None if recorded == (layout.home / INPUT_FOLDER).resolve() else str(recorded)
+    own_corpus = (layout.home / INPUT_FOLDER / "corpus.jsonl").exists()
+    # A home indexed before homes recorded their input: eval's own has its corpus in input/.
+    return "documents from an unrecorded folder" if layout.index_state.exists() and not own_corpus else None
 
 
 def passage_id(document_id: str) -> str:

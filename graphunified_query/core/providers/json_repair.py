@@ -6,19 +6,35 @@ import json
 import re
 from typing import Any
 
+import json_repair
+
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _CLOSERS = {"{": "}", "[": "]"}
 
 
 def loads_lenient(text: str) -> Any:
-    """The JSON value in ``text``, repairing what a model commonly gets wrong; ValueError if none."""
-    fenced = _FENCE.search(text)
-    body = (fenced.group(1) if fenced else text).strip()
-    starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
-    if not starts:
-        raise ValueError("no JSON object or array in the reply")
-    body = body[min(starts) :]
+    """The JSON value in ``text``, repairing what a model commonly gets wrong; ValueError if none.
+
+    The project's own repair runs first: it is truncation-safe (a record cut off by max_tokens is
+    dropped, never kept half-written). What it cannot read (single quotes, unquoted keys, Python
+    literals, comments, missing commas, raw newlines or quotes inside strings) goes to the
+    `json-repair` library, whose guesses are kept only when they are an object or array.
+    """
+    body = _json_body(text)
+    try:
+        return loads_own(body)
+    except ValueError:
+        pass
+    repaired = json_repair.loads(body)
+    if isinstance(repaired, (dict, list)) and repaired:  # `{` alone becomes {}: nothing was read
+        return repaired
+    raise ValueError(f"unreadable JSON: {text[:120]!r}")
+
+
+def loads_own(text: str) -> Any:
+    """The project's repair alone (fences, prose around the value, trailing commas, truncation)."""
+    body = _json_body(text)
     for attempt in (body, _TRAILING_COMMA.sub(r"\1", body)):
         try:
             return json.JSONDecoder().raw_decode(attempt)[0]  # ignores prose after the value
@@ -31,6 +47,16 @@ def loads_lenient(text: str) -> Any:
         except json.JSONDecodeError:
             pass
     raise ValueError(f"unreadable JSON: {text[:120]!r}")
+
+
+def _json_body(text: str) -> str:
+    """From the first bracket of the fenced block (or of the text) on; ValueError if there is none."""
+    fenced = _FENCE.search(text)
+    body = (fenced.group(1) if fenced else text).strip()
+    starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
+    if not starts:
+        raise ValueError("no JSON object or array in the reply")
+    return body[min(starts) :]
 
 
 def _close_truncated(text: str) -> str | None:

@@ -53,7 +53,7 @@ DIFFERENT: Mapping[str, str] = {
     "storage.vector_store": "vectors are stored in LanceDB under the home folder; no other backend",
     "storage.backend": "the index is Parquet + LanceDB files in the home folder (or s3:// via "
     "storage.publish_uri)",
-    "graph.backend": "the graph is Parquet tables read into memory (networkx/scipy), not a graph database",
+    "graph.backend": "the graph is Parquet tables read into memory (scipy), not a graph database",
     "cache.*": "LLM and embedding caches live in the home folder (.cache/) and need no settings",
 }
 

@@ -1,0 +1,5 @@
+import sys
+
+from graphunified.cli import main
+
+sys.exit(main())
