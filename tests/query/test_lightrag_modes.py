@@ -55,7 +55,7 @@ def test_each_mode_returns_what_defines_it(engine: QueryEngine, question: str) -
         if result.kind == "relationship":
             assert set(result.entities) & entities, result.text
 
-    global_ = _run(engine, question, mode="global")
+    global_ = _run(engine, question, mode="global", dual_keywords=False)  # matched on the question
     relationships = _index_hits(engine, question, "relationships")
     assert "relationship" in _kinds(global_)
     for result in global_:  # relationship-centric: relationships from their index, their endpoints
