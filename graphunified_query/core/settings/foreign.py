@@ -40,12 +40,6 @@ class ForeignKey:
     convert: Convert | None = None
     fixed: tuple[Any, ...] = ()  # what the project does; these values are dropped silently
 
-    @property
-    def kind(self) -> str:
-        if self.ours is not None:
-            return "renamed"
-        return "fixed" if self.fixed else "ignored"
-
 
 def _provider(value: Any, _: Mapping[str, Any]) -> Any:
     aliases = {"voyageai": "voyage", "voyage": "voyage", "local": "local", "auto": "auto"}
@@ -331,16 +325,16 @@ FOREIGN_KEYS: tuple[ForeignKey, ...] = (
 def markdown_table() -> str:
     """docs/seed-settings.md's table, one row per `FOREIGN_KEYS` entry."""
     rows = ["| Seed key | Here | Why |", "| --- | --- | --- |"]
-    for entry in FOREIGN_KEYS:
-        here = (
-            f"`{entry.ours}`"
-            if entry.ours
-            else ("checked, dropped" if entry.convert else f"fixed: {', '.join(map(str, entry.fixed))}")
-            if entry.convert or entry.fixed
-            else "ignored (warning)"
-        )
-        rows.append(f"| `{entry.key}` | {here} | {entry.why} |")
+    rows += [f"| `{entry.key}` | {_here(entry)} | {entry.why} |" for entry in FOREIGN_KEYS]
     return "\n".join(rows) + "\n"
+
+
+def _here(entry: ForeignKey) -> str:
+    if entry.ours is not None:
+        return f"`{entry.ours}`"
+    if entry.fixed:
+        return f"fixed: {', '.join(map(str, entry.fixed))} (another value: warning)"
+    return "checked, then dropped" if entry.convert else "ignored (warning)"
 
 
 START, END = "<!-- seed-keys:start -->", "<!-- seed-keys:end -->"
