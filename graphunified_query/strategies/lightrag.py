@@ -283,4 +283,6 @@ def _explain(mode: str, keywords: QueryKeywords, source: str) -> str:
         "global": f"relationships matched on high-level keywords [{high}]",
     }
     used = [parts[m] for m in ("local", "global") if mode in (m, "hybrid", "mix")]
+    if mode == "mix":
+        used.append("and the chunks nearest the question")
     return f"lightrag {mode} ({source} keywords): " + "; ".join(used)
