@@ -30,7 +30,6 @@ from graphunified_query.engine.request import (
     RequestError,
     ResolvedParams,
     ResolvedRequest,
-    check_strategy_settings,
     params_for,
     per_strategy,
     resolve,
@@ -47,6 +46,7 @@ from graphunified_query.strategies.params import NoParams, StrategyParams
 from graphunified_query.strategies.query_vectors import QueryVectors
 from graphunified_query.strategies.registry import AUTO, STRATEGIES, Strategy, Tier
 from graphunified_query.strategies.results import GeneratedAnswer, Retrieval, RetrievalResult
+from graphunified_query.strategies.settings_check import check_strategy_settings
 
 if TYPE_CHECKING:
     from graphunified_query.core.providers.llm import LLM

@@ -152,34 +152,6 @@ def params_for(call: Mapping[str, Any], strategy: Strategy, settings: Settings) 
     return ResolvedParams(values, sources)
 
 
-def check_strategy_settings(settings: Settings, strategies: Mapping[str, Strategy]) -> None:
-    """``strategies.<name>.<param>`` in settings.yaml, checked against the registry at start-up."""
-    from graphunified_query.core.settings.model import SettingsError
-
-    for name, values in settings.strategies.items():
-        if strategies.get(name) and strategies[name].structure:
-            continue  # a composition, checked when it was built
-        if name not in strategies:
-            raise SettingsError(
-                f"strategies.{name}: no such strategy{_hint(name, strategies)}; "
-                f"choose one of: {', '.join(strategies)}"
-            )
-        try:
-            strategies[name].params.model_validate(values)
-        except ValidationError as error:
-            problem = error.errors(include_url=False)[0]
-            key = ".".join(str(p) for p in problem["loc"])
-            hint = (
-                _hint(key, strategies[name].params.model_fields)
-                if problem["type"] == "extra_forbidden"
-                else ""
-            )
-            raise SettingsError(
-                f"Invalid settings: strategies.{name}.{key}: {problem['msg']}{hint}; "
-                f"{name} takes: {', '.join(strategies[name].params.model_fields) or 'no parameters'}"
-            ) from None
-
-
 def _context(query: QuerySettings, options: Mapping[str, Any]) -> QuerySettings:
     if not options:
         return query

@@ -1,9 +1,9 @@
 """Graph strategies return passages and graph elements together; this decides the mix.
 
-Half of the slots go to passages (what the answer is read from), the rest to entities and
-relationships (what ties the passages together); unused slots pass to the other kinds. The final
-list is trimmed to a token budget and ordered by score. `mix_shares` splits slots and tokens between
-any number of kinds in given proportions (GraphRAG's local search: text units, entities, relationships).
+`mix_shares` splits the ``top_k`` slots and the token budget between any number of kinds in given
+proportions (GraphRAG's local search: text units, entities, relationships; LightRAG: chunks, then
+entities and relationships by ``entity_weight``); unused slots pass to the other kinds. The final
+list is trimmed to the token budget and ordered by score.
 """
 
 from __future__ import annotations
@@ -14,23 +14,6 @@ from collections.abc import Mapping, Sequence
 from graphunified_query.strategies.results import RetrievalResult
 
 CHARS_PER_TOKEN = 4  # budget trimming only; the generator counts real tokens when packing
-
-
-def mix(
-    chunks: Sequence[RetrievalResult],
-    elements: Sequence[RetrievalResult],
-    top_k: int,
-    *,
-    chunk_share: float = 0.5,
-    budget_tokens: int | None = None,
-) -> tuple[RetrievalResult, ...]:
-    chunks = sorted(chunks, key=lambda r: -r.score)
-    elements = sorted(elements, key=lambda r: -r.score)
-    n_chunks = min(len(chunks), math.ceil(top_k * chunk_share))
-    n_elements = min(len(elements), top_k - n_chunks)
-    n_chunks = min(len(chunks), top_k - n_elements)
-    picked = sorted([*chunks[:n_chunks], *elements[:n_elements]], key=lambda r: -r.score)
-    return tuple(picked) if budget_tokens is None else _trim(picked, budget_tokens)
 
 
 def mix_shares(
@@ -59,7 +42,7 @@ def mix_shares(
                 leftover.append(result)
     picked += sorted(leftover, key=lambda r: -r.score)[: max(top_k - len(picked), 0)]
     picked.sort(key=lambda r: -r.score)
-    return tuple(picked) if budget_tokens is None else _trim(picked, budget_tokens)
+    return tuple(picked) if budget_tokens is None else trim_to_budget(picked, budget_tokens)
 
 
 def _apportion(total: int, shares: Mapping[str, float]) -> dict[str, int]:
@@ -77,7 +60,8 @@ def _tokens(result: RetrievalResult) -> int:
     return len(result.text) // CHARS_PER_TOKEN + 1
 
 
-def _trim(picked: Sequence[RetrievalResult], budget_tokens: int) -> tuple[RetrievalResult, ...]:
+def trim_to_budget(picked: Sequence[RetrievalResult], budget_tokens: int) -> tuple[RetrievalResult, ...]:
+    """``picked`` in order, leaving out what no longer fits ``budget_tokens`` (the first always fits)."""
     kept: list[RetrievalResult] = []
     used = 0
     for result in picked:

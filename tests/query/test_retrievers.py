@@ -97,19 +97,6 @@ def test_graphrag_local_walks_the_neighbourhood_and_falls_back(engine: QueryEngi
     )
 
 
-def test_lightrag_modes(engine: QueryEngine) -> None:
-    lightrag = engine.retriever("lightrag")
-    kinds = {
-        mode: {r.kind for r in lightrag.retrieve("Who founded the Hale Mill?", 10, mode=mode).results}
-        for mode in ("local", "global", "hybrid", "naive")
-    }
-    assert kinds["naive"] == {"chunk"}
-    assert "entity" in kinds["local"] and "relationship" in kinds["global"]
-    assert {"chunk", "entity", "relationship"} <= kinds["hybrid"] | kinds["local"] | kinds["global"]
-    with pytest.raises(ValueError, match="mode must be"):
-        lightrag.retrieve("x", 3, mode="bogus")
-
-
 def test_global_search_maps_several_communities(engine: QueryEngine) -> None:
     retrieval = engine.retriever("graphrag_global").retrieve(
         "What are the main themes of these documents: astronomers, rivers and mills?", 10

@@ -208,6 +208,7 @@ def test_strategies_list_their_params(base_url: str, engine: QueryEngine) -> Non
         "global",
         "naive",
         "hybrid",
+        "mix",
     }
     assert {"max_hops", "decay"} <= set(params["graphrag_local"]) and "use_cache" in params["expanded"]
     assert {"fetch_k", "lambda_mult"} <= set(params["vector_mmr"])

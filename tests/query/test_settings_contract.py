@@ -1,46 +1,22 @@
-"""Settings the query contract reads: the architecture document's file, secrets, strategy defaults
+"""Settings the query contract reads: secrets, strategy defaults
 with their precedence (call > settings > default), and compositions defined in settings.yaml."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import warnings
 from pathlib import Path
 
 import pytest
 
 from graphunified_query.cli import main
-from graphunified_query.core.settings.file import SettingsWarning
 from graphunified_query.core.settings.model import SettingsError, load_settings
 from graphunified_query.engine.query_engine import QueryEngine
-from graphunified_query.engine.request import RequestError, check_strategy_settings
+from graphunified_query.engine.request import RequestError
 from graphunified_query.server.app import create_app
-from graphunified_query.strategies.registry import STRATEGIES
 from tests.serving import loopback_client
 
-DOCUMENT = Path(__file__).resolve().parents[1] / "fixtures" / "architecture_settings.yaml"
-KEYS = {"ANTHROPIC_API_KEY": "sk-ant-test", "VOYAGE_API_KEY": "pa-test"}
-
-
-def test_the_architecture_documents_settings_file_loads_with_warnings() -> None:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        settings = load_settings(file=DOCUMENT, environ=KEYS)
-    said = [str(w.message) for w in caught if issubclass(w.category, SettingsWarning)]
-    assert len(said) == 2, said
-    assert any("extraction.tuple_delimiter is ignored: extraction is a JSON tool call" in s for s in said)
-    assert any("vector_store is ignored: vectors are stored in LanceDB" in s for s in said)
-    assert (
-        settings.llm.model == "claude-3-5-sonnet-20241022" and "claude-3-5-sonnet-20241022" in settings.prices
-    )
-    assert (settings.llm.requests_per_minute, settings.llm.tokens_per_minute) == (50, 40000)
-    assert settings.embedding.voyage_model == "voyage-3" and settings.chunking.size == 1200
-    assert settings.llm.max_gleanings == 1
-    assert settings.query.default_strategy == "hybrid"
-    assert settings.query.generation.max_tokens == 1024 and settings.query.generation.temperature == 0.0
-    assert settings.strategies["hipporag"] == {"ppr_alpha": 0.5}
-    check_strategy_settings(settings, STRATEGIES)  # every strategy default is valid
+DOCUMENT = Path(__file__).resolve().parents[1] / "fixtures" / "seed_settings.yaml"  # test_seed_settings.py
 
 
 def test_a_variable_that_is_not_set_is_named() -> None:
@@ -62,7 +38,7 @@ def test_a_misspelt_key_names_the_closest_valid_one(tmp_path: Path) -> None:
         load_settings(tmp_path, environ={})
     (tmp_path / "settings.yaml").write_text("strategies:\n  hybrid:\n    alpah: 0.2\n")
     with pytest.raises(SettingsError, match=r"strategies.hybrid.alpah: .*did you mean 'alpha'"):
-        check_strategy_settings(load_settings(tmp_path, environ={}), STRATEGIES)
+        load_settings(tmp_path, environ={})
 
 
 @pytest.fixture

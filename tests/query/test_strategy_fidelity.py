@@ -162,9 +162,13 @@ def test_lightrag_matches_entities_on_names_and_relationships_on_themes(sample: 
         r.entities for r in unkeyed.results if r.kind == "entity"
     ]
     keyed, keyed_meta = sample.retrieve(question, "lightrag", top_k=10, mode="global", dual_keywords=True)
-    whole, whole_meta = sample.retrieve(question, "lightrag", top_k=10, mode="global")
+    whole, whole_meta = sample.retrieve(question, "lightrag", top_k=10, mode="global", dual_keywords=False)
     assert keyed_meta["retrieval_keywords"]["high_level"] and "retrieval_keywords" not in whole_meta
     assert [r.text for r in keyed.results] != [r.text for r in whole.results]
+    # The thematic layer is global mode's default (it raised the sample's recall there).
+    default, default_meta = sample.retrieve(question, "lightrag", top_k=10, mode="global")
+    assert [r.text for r in default.results] == [r.text for r in keyed.results]
+    assert default_meta["retrieval_keywords"] == keyed_meta["retrieval_keywords"]
 
 
 def _results(kind: str, scores: list[float]) -> list[RetrievalResult]:

@@ -49,12 +49,14 @@ class LLMExtractor:
         *,
         entity_types: Iterable[str],
         max_gleanings: int = 1,
+        temperature: float = 0.0,  # llm.temperature
         max_repairs: int | None = None,  # None: the LLM's repair_budget
         prompts: ExtractionPrompts | None = None,  # tuned prompts (tuned_prompts.py); None: packaged
     ) -> None:
         self.client = llm
         self.name = llm.label
         self.max_gleanings = max_gleanings
+        self.temperature = temperature
         self.max_repairs = llm.repair_budget if max_repairs is None else max_repairs
         prompts = prompts if prompts is not None else packaged_prompts(entity_types)
         self._system = [{"type": "text", "text": prompts.system, "cache_control": {"type": "ephemeral"}}]
@@ -78,7 +80,7 @@ class LLMExtractor:
         failed: dict[int, tuple[str, Exception | None]] = {}
         active = list(range(len(chunks)))
         for turn in range(self.max_gleanings + 1):
-            requests = [tool_request(self._system, conversations[i]) for i in active]
+            requests = [tool_request(self._system, conversations[i], self.temperature) for i in active]
             outcomes = structured_each(self.client, requests, check_payload, repairs=self.max_repairs)
             still_active = []
             for i, outcome in zip(active, outcomes, strict=True):

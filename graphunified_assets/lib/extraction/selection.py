@@ -50,6 +50,7 @@ def make_extractor(
         llm,
         entity_types=settings.extraction.entity_types,
         max_gleanings=settings.llm.max_gleanings,
+        temperature=settings.llm.temperature,
         prompts=load_prompts(settings.extraction),  # tuned prompt files when configured
     )
 

@@ -19,9 +19,9 @@ Message = dict[str, Any]
 Blocks = list[dict[str, Any]]
 
 
-def tool_request(system: str | Blocks, messages: list[Message]) -> dict[str, Any]:
+def tool_request(system: str | Blocks, messages: list[Message], temperature: float = 0.0) -> dict[str, Any]:
     """`create` arguments for one turn that must answer with a `record_extraction` call."""
-    return structured.tool_request(system, messages, TOOL)
+    return structured.tool_request(system, messages, TOOL, temperature=temperature)
 
 
 def tool_calls(content: Blocks) -> Blocks:

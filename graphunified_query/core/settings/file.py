@@ -5,17 +5,17 @@
 - Secrets are never settings: an ``api_key`` holding a literal value is refused (it would sit in a
   file, in backups, in the Dagster UI); ``api_key: ${ANTHROPIC_API_KEY}`` is accepted and dropped,
   since the provider reads that variable itself.
-- Keys from other GraphRAG-style configurations that mean one of ours are moved onto it
-  (`RENAMED`), e.g. ``llm.rate_limit.requests_per_minute`` → ``llm.requests_per_minute``.
-- Keys naming something this project deliberately does differently (`DIFFERENT`, e.g.
-  ``extraction.tuple_delimiter``: extraction is a validated JSON tool call, not delimited text)
-  are dropped with one `SettingsWarning` each that names the key and says why.
+- Keys of other configurations, the seed's `settings.yaml` above all, are moved onto ours,
+  checked, or dropped with one `SettingsWarning` each that names the key and says why, as
+  `foreign.FOREIGN_KEYS` declares them (e.g. ``chunking.min_chunk_size`` → ``chunking.min_size``,
+  ``extraction.tuple_delimiter``: extraction is a validated JSON tool call, not delimited text).
 
 Anything else unknown still fails validation, with the key's path and the closest valid key.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import os
 import re
@@ -25,37 +25,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from graphunified_query.core.settings.foreign import DROP, FOREIGN_KEYS, ForeignKey, ForeignValueError
+
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 # Where each provider reads its key; an api_key naming another variable would be silently unused.
 SECRET_VARIABLES = {"llm": "ANTHROPIC_API_KEY", "embedding": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
-
-# Another configuration's key (dotted) → ours.
-RENAMED: Mapping[str, str] = {
-    "llm.rate_limit.requests_per_minute": "llm.requests_per_minute",
-    "llm.rate_limit.tokens_per_minute": "llm.tokens_per_minute",
-    "llm.rate_limit.max_retries": "llm.max_retries",
-    "llm.rate_limit.concurrency": "llm.concurrency",
-    "llm.temperature": "query.generation.temperature",
-    "embedding.model": "embedding.voyage_model",
-    "chunking.chunk_size": "chunking.size",
-    "chunking.chunk_overlap": "chunking.overlap",
-    "query.max_tokens": "query.generation.max_tokens",
-    "extraction.max_gleanings": "llm.max_gleanings",
-}
-# A key (dotted; a trailing ".*" covers a whole section) → why it is not a setting here.
-DIFFERENT: Mapping[str, str] = {
-    "extraction.tuple_delimiter": "extraction is a JSON tool call validated against a schema, not "
-    "delimited text, so there is no delimiter to set",
-    "extraction.record_delimiter": "extraction is a JSON tool call, not delimited records",
-    "extraction.completion_delimiter": "extraction is a JSON tool call, not delimited records",
-    "vector_store.*": "vectors are stored in LanceDB under the home folder (lancedb/); there is no "
-    "other backend (faiss, chroma, ...) to choose",
-    "storage.vector_store": "vectors are stored in LanceDB under the home folder; no other backend",
-    "storage.backend": "the index is Parquet + LanceDB files in the home folder (or s3:// via "
-    "storage.publish_uri)",
-    "graph.backend": "the graph is Parquet tables read into memory (scipy), not a graph database",
-    "cache.*": "LLM and embedding caches live in the home folder (.cache/) and need no settings",
-}
 
 
 class SettingsWarning(UserWarning):
@@ -69,16 +43,9 @@ def prepare(values: dict[str, Any], environ: Mapping[str, str] | None, source: s
     environ = os.environ if environ is None else environ
     expanded = _expand(values, environ, (), source, SettingsError)
     _refuse_secrets(expanded, (), values, source, SettingsError)
-    for old, new in RENAMED.items():
-        found = _pop(expanded, old.split("."))
-        if found is not _MISSING:
-            _put(expanded, new.split("."), found)
-    for key, why in DIFFERENT.items():
-        path = key.removesuffix(".*").split(".")
-        if _pop(expanded, path) is not _MISSING:
-            warnings.warn(
-                SettingsWarning(f"{source}: {key.removesuffix('.*')} is ignored: {why}."), stacklevel=3
-            )
+    as_written = copy.deepcopy(expanded)  # conversions check against the file as written
+    for entry in FOREIGN_KEYS:
+        _apply(entry, expanded, as_written, source, SettingsError)
     return expanded
 
 
@@ -97,6 +64,30 @@ def closest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
 
 
 _MISSING = object()
+
+
+def _apply(
+    entry: ForeignKey, values: dict[str, Any], as_written: dict[str, Any], source: str, error: type[Exception]
+) -> None:
+    """Move, convert, check or drop one foreign key of ``values``, as its entry says."""
+    key = entry.key.removesuffix(".*")
+    found = _pop(values, key.split("."))
+    if found is _MISSING:
+        return
+    if entry.convert is not None:
+        try:
+            found = entry.convert(found, as_written)
+        except ForeignValueError as problem:
+            raise error(f"Invalid settings ({source}): {key}: {problem}.") from None
+        if found is DROP:
+            return
+    if entry.ours is not None:
+        _put(values, entry.ours.split("."), found)
+    elif entry.convert is None and found not in entry.fixed:
+        said = f"{key}: {found!r}" if entry.fixed else key
+        warnings.warn(
+            SettingsWarning(f"{source}: {said} is ignored: {entry.why}."), stacklevel=5
+        )  # the caller of load_settings
 
 
 def _expand(

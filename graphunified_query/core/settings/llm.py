@@ -43,6 +43,14 @@ class LLMSettings(Section):
         ge=16,
         description="Longest reply of one extraction or report call (small for tiny local models).",
     )
+    temperature: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        allow_inf_nan=False,
+        description="Sampling temperature of extraction (0: deterministic, and a rebuild reproduces it "
+        "from the LLM cache); answers use query.generation.temperature.",
+    )
     max_gleanings: int = Field(
         1, ge=0, le=5, description="Extra 'what was missed?' extraction turns per chunk (GraphRAG gleaning)."
     )

@@ -217,7 +217,7 @@ def _validated(values: dict[str, Any], source: str, environ: Mapping[str, str] |
             keys = name[len(ENV_PREFIX) :].lower().split("__")
             _set_nested(values, keys, yaml.safe_load(raw) if raw else raw)
     try:
-        return Settings.model_validate(values)
+        settings = Settings.model_validate(values)
     except ValidationError as error:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
@@ -229,6 +229,11 @@ def _validated(values: dict[str, Any], source: str, environ: Mapping[str, str] |
             f"Invalid settings ({source} and {ENV_PREFIX}* variables): {problems}. "
             "Fix the value(s) named here; `settings.yaml` keys mirror these dotted names."
         ) from None
+    if settings.strategies:  # the registry is imported only for a file that has the section
+        from graphunified_query.strategies.settings_check import check_strategy_settings
+
+        check_strategy_settings(settings)
+    return settings
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
