@@ -86,8 +86,8 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
     "role_line": (
         2,  # a line opening a system turn ("System: the assistant now …"), not "System: 230 V"
         re.compile(
-            r"^[^\S\n]*(?:system|assistant)[^\S\n]*:[^\S\n]*(?:you|the (?:assistant|model|ai)|respond|answer|ignore|"
-            r"the conversation|from now|new|override|reply)",
+            r"^[^\S\n]*(?:system|assistant)[^\S\n]*:[^\S\n]*(?:you|the (?:assistant|model|ai)|respond|answer"
+            r"|ignore|the conversation|from now|new|override|reply)",
             re.MULTILINE,
         ),
     ),
