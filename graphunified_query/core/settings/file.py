@@ -12,6 +12,13 @@
   are dropped with one `SettingsWarning` each that names the key and says why.
 
 Anything else unknown still fails validation, with the key's path and the closest valid key.
+
+The YAML itself (the file and each ``GRAPHUNIFIED__*`` value) is read by `parse_yaml`: safe tags
+only, no aliases (``*name``: ten nested aliases of ten make a 500-byte file expand to billions of
+nodes) and at most `MAX_DEPTH` levels of nesting (deeper blew Python's recursion limit); every
+problem is one line naming the source, line and column. A secret variable (``${ANTHROPIC_API_KEY}``,
+any ``*_KEY``/``*_SECRET``/``*_TOKEN``/``*_PASSWORD``) is read only as an ``api_key``: anywhere else
+its value would end up in an error message, a log or the Dagster UI.
 """
 
 from __future__ import annotations
@@ -23,11 +30,17 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
 from pydantic import BaseModel
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 # Where each provider reads its key; an api_key naming another variable would be silently unused.
 SECRET_VARIABLES = {"llm": "ANTHROPIC_API_KEY", "embedding": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
+
+# Variables holding secrets besides the providers' own: read only as api_key, never into a setting.
+_SECRET_NAME = re.compile(r"(?:^|_)(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)$")
+# Settings nest three or four levels; a thousand-deep file is an attack, not a configuration.
+MAX_DEPTH = 32
 
 # Another configuration's key (dotted) → ours.
 RENAMED: Mapping[str, str] = {
@@ -82,6 +95,44 @@ def prepare(values: dict[str, Any], environ: Mapping[str, str] | None, source: s
     return expanded
 
 
+def parse_yaml(text: str, source: str, error: type[Exception]) -> Any:
+    """``text`` as plain data (safe tags, no aliases, bounded depth), or ``error`` in one line."""
+    try:
+        return yaml.load(text, Loader=_BoundedLoader)  # a SafeLoader subclass: safe tags only
+    except yaml.MarkedYAMLError as problem:
+        mark = problem.problem_mark or problem.context_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        what = " ".join(str(p) for p in (problem.context, problem.problem) if p)
+        raise error(f"{source} is not valid YAML{where}: {what}.") from None
+    except yaml.YAMLError as problem:
+        raise error(f"{source} is not valid YAML: {' '.join(str(problem).split())}") from None
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader refusing aliases and nesting deeper than `MAX_DEPTH` while composing."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"aliases (*{event.anchor}) are not accepted in settings; write the value out",
+                event.start_mark,
+            )
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def closest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     """`` (did you mean 'chunking.size'?)`` for an unknown key at ``loc``, or ""."""
     owner: Any = model
@@ -111,6 +162,11 @@ def _expand(
 
     def variable(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
+        if path[-1:] != ("api_key",) and (name in SECRET_VARIABLES.values() or _SECRET_NAME.search(name)):
+            raise error(
+                f"{source}: {'.'.join(path)} reads ${{{name}}}, a secret; secrets are read only by the "
+                "provider that needs them (api_key), never into another setting."
+            )
         if name in environ:
             return environ[name]
         if default is not None:
