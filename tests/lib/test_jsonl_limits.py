@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_assets.lib.ingest import jsonl_records  # noqa
+from graphunified_assets.lib.ingest import jsonl_records
 from graphunified_assets.lib.ingest.jsonl_records import JsonlIssue, JsonlRecord, iter_jsonl
 
 
