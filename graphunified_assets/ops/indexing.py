@@ -99,7 +99,7 @@ def _index(
     layout = resource.layout
     instance = prepare_instance(resource)
     for run_id in refuse_foreign_runs(instance, layout.home):
-        echo(f"marked Dagster run {run_id} as failed: the `index` running it was stopped or killed")
+        echo(f"marked Dagster run {run_id} as failed: the process running it was stopped or killed")
     check = check_store(layout, (DOCUMENTS_TABLE, *DOWNSTREAM_TABLES))
     for message in [*check_sqlite_files(layout), *check.messages()]:
         echo(message)
