@@ -136,6 +136,11 @@ def _index(
     if not refresh and (damage := published_damage(layout)):
         echo(f"{damage}; the global refresh rebuilds it")
         refresh = True
+    if not refresh and (unsearchable := _parsed_not_searchable(layout, state)):
+        # A document run with no refresh after it (a sensor run, a stopped `index`): `status`
+        # counts these as "parsed but not searchable", so `index` must not say "nothing to refresh".
+        echo(f"{len(unsearchable)} parsed but not searchable; the global refresh makes them searchable")
+        refresh = True
     if refresh or _global_outputs_missing(layout):
         layout.refresh_pending.touch()  # before any change: a crash from here on redoes the refresh
     if plan.new:
@@ -170,6 +175,14 @@ _GLOBAL_VECTOR_TABLES = (
     "report_vectors",
     "report_point_vectors",  # an older home gains global search's precomputed map points
 )
+
+
+def _parsed_not_searchable(layout: HomeLayout, state: IndexState) -> set[str]:
+    from graphunified_assets.ops.home_status import searchable_documents
+
+    failed = {f.source for f in state.failures()}
+    parsed = set(state.indexed_hashes()) - failed
+    return parsed - searchable_documents(layout) if parsed else set()
 
 
 def _global_outputs_missing(layout: HomeLayout) -> bool:
