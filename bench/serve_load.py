@@ -65,6 +65,8 @@ def main() -> int:
     args = parser.parse_args()
     server, port = _start(args.home)
     try:
+        for kind in ("retrieve", "ask"):  # first queries load models and caches: not part of a level
+            _send(http.client.HTTPConnection("127.0.0.1", port, timeout=300), kind, QUESTIONS[0])
         levels = [
             _level(port, int(n), args.seconds, args.max_requests, server.pid) for n in args.clients.split(",")
         ]
@@ -77,7 +79,8 @@ def main() -> int:
 
 def _start(home: Path) -> tuple[subprocess.Popen[str], int]:
     command = [sys.executable, "-m", "graphunified_query", "serve", "--home", str(home), "--port", "0"]
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    # stdout (uvicorn's access log) is dropped: this script's stdout is its JSON.
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert server.stderr is not None
     deadline = time.monotonic() + 300
     for line in server.stderr:
