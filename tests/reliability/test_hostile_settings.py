@@ -96,3 +96,19 @@ def test_anchors_without_aliases_and_ordinary_nesting_still_load(tmp_path: Path)
     )
     settings = load_settings(tmp_path, environ={"GRAPHUNIFIED__GRAPH__SEED": "7"})
     assert settings.chunking.size == 256 and settings.graph.seed == 7
+
+
+@pytest.mark.parametrize("where", ["variable", "file"])
+def test_a_secret_value_expanded_by_the_shell_is_refused_without_echoing_it(
+    tmp_path: Path, where: str
+) -> None:
+    secret = "sk-ant-api03-VERYSECRET"
+    environ = {"ANTHROPIC_API_KEY": secret}
+    text = None
+    if where == "variable":  # GRAPHUNIFIED__QUERY__DEFAULT_STRATEGY=$ANTHROPIC_API_KEY in a shell
+        environ["GRAPHUNIFIED__QUERY__DEFAULT_STRATEGY"] = secret
+    else:
+        text = f"query:\n  default_strategy: {secret}\n"
+    message = _load(tmp_path, text, environ)
+    assert "VERYSECRET" not in message
+    assert "query.default_strategy holds the value of ${ANTHROPIC_API_KEY}" in message

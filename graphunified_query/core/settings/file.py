@@ -95,6 +95,37 @@ def prepare(values: dict[str, Any], environ: Mapping[str, str] | None, source: s
     return expanded
 
 
+def refuse_secret_values(
+    values: Any, environ: Mapping[str, str], error: type[Exception], path: tuple[str, ...] = ()
+) -> None:
+    """A setting holding a secret variable's value (``GRAPHUNIFIED__X=$ANTHROPIC_API_KEY`` expanded
+    by the shell) is refused naming the key and the variable, never the value: an error about the
+    setting would otherwise print it."""
+    secrets = {
+        value: name
+        for name, value in environ.items()
+        if len(value) >= 8 and (name in SECRET_VARIABLES.values() or _SECRET_NAME.search(name))
+    }
+    if secrets:
+        _refuse_values(values, secrets, error, path)
+
+
+def _refuse_values(
+    values: Any, secrets: Mapping[str, str], error: type[Exception], path: tuple[str, ...]
+) -> None:
+    items = (
+        values.items() if isinstance(values, dict) else enumerate(values) if isinstance(values, list) else ()
+    )
+    for key, value in items:
+        here = (*path, str(key)) if isinstance(values, dict) else path
+        if isinstance(value, str) and value.strip() in secrets:
+            raise error(
+                f"{'.'.join(here)} holds the value of ${{{secrets[value.strip()]}}}, a secret; secrets are "
+                "read only by the provider that needs them, never into a setting."
+            )
+        _refuse_values(value, secrets, error, here)
+
+
 def parse_yaml(text: str, source: str, error: type[Exception]) -> Any:
     """``text`` as plain data (safe tags, no aliases, bounded depth), or ``error`` in one line."""
     try:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from graphunified_query.core.settings.embedding import EmbeddingSettings
-from graphunified_query.core.settings.file import closest_key, parse_yaml, prepare
+from graphunified_query.core.settings.file import closest_key, parse_yaml, prepare, refuse_secret_values
 from graphunified_query.core.settings.llm import LLMSettings, ModelPrice, default_prices
 from graphunified_query.core.settings.query import QuerySettings
 from graphunified_query.core.settings.section import Section
@@ -215,6 +215,7 @@ def _validated(values: dict[str, Any], source: str, environ: Mapping[str, str] |
         if name.startswith(ENV_PREFIX):
             keys = name[len(ENV_PREFIX) :].lower().split("__")
             _set_nested(values, keys, parse_yaml(raw, name, SettingsError) if raw else raw, name)
+    refuse_secret_values(values, environ, SettingsError)
     try:
         return Settings.model_validate(values)
     except ValidationError as error:
