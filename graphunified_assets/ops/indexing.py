@@ -69,8 +69,32 @@ def prepare_instance(resource: GraphUnifiedResource) -> dg.DagsterInstance:
     config = dagster_home / "dagster.yaml"
     if not config.exists() and INSTANCE_TEMPLATE.exists():
         shutil.copyfile(INSTANCE_TEMPLATE, config)
+    else:
+        add_run_monitoring(config)
     os.environ["DAGSTER_HOME"] = str(dagster_home)
     return dg.DagsterInstance.get()
+
+
+def add_run_monitoring(config: Path) -> None:
+    """A home made before run monitoring was in the template gains the template's block, appended
+    (the rest of the file, the user's, is kept as it is); one that sets run_monitoring is left alone."""
+    import yaml
+
+    try:
+        current = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+        template = INSTANCE_TEMPLATE.read_text(encoding="utf-8")
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return  # Dagster itself names what is wrong with the file
+    if not isinstance(current, dict) or "run_monitoring" in current:
+        return
+    lines = template.splitlines()
+    start = lines.index("run_monitoring:")
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith(" ")), len(lines))
+    block = "\n".join(lines[start:end])
+    with config.open("a", encoding="utf-8") as file:
+        file.write(
+            f"\n# Added by graph-unified: runs whose process died are failed, their slots freed.\n{block}\n"
+        )
 
 
 def index(

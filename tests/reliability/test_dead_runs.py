@@ -89,3 +89,15 @@ def test_a_run_queued_with_no_daemon_is_failed_and_a_live_one_still_refuses(home
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
+
+
+def test_a_home_made_before_run_monitoring_gains_it_and_keeps_its_own_settings(home: Path) -> None:
+    config = home / "dagster" / "dagster.yaml"
+    config.parent.mkdir(parents=True)
+    mine = "telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 2  # mine\n"
+    config.write_text(mine, encoding="utf-8")
+    instance = _instance(home)
+    _instance(home)  # a second `index`: added once
+    text = config.read_text(encoding="utf-8")
+    assert text.startswith(mine) and text.count("run_monitoring:") == 1
+    assert instance.run_monitoring_enabled and instance.get_settings("run_monitoring")["enabled"] is True
