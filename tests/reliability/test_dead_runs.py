@@ -19,6 +19,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from graphunified_assets.cli.main import main
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops.home_lock import HomeLocked, refuse_foreign_runs
 from graphunified_assets.ops.indexing import prepare_instance
@@ -69,6 +70,27 @@ def test_a_killed_run_is_failed_and_its_pool_slot_freed(home: Path) -> None:
     assert refuse_foreign_runs(instance, home) == [run.run_id]  # refused with HomeLocked before
     assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
     assert run.run_id not in instance.event_log_storage.get_concurrency_run_ids()
+
+
+def test_index_recovers_by_itself_after_a_killed_run(
+    home: Path, input_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    instance = _instance(home)
+    environ = {**os.environ, "DAGSTER_HOME": str(home / "dagster")}
+    child = subprocess.Popen([sys.executable, "-c", CHILD], env=environ)
+    try:
+        run = _started_run(instance, child)
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    assert main(["index", "--input", str(input_dir), "--home", str(home)]) == 0  # no hand, no hang
+    assert f"marked Dagster run {run.run_id} as failed" in capsys.readouterr().out
+    assert "3 documents searchable" in _status_out(home, input_dir, capsys)
+
+
+def _status_out(home: Path, input_dir: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["status", "--home", str(home), "--input", str(input_dir)]) == 0
+    return capsys.readouterr().out
 
 
 def test_a_run_queued_with_no_daemon_is_failed_and_a_live_one_still_refuses(home: Path) -> None:
