@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 # A file of garbage would otherwise report every line; past this many, one summary issue.
 MAX_ISSUES_PER_FILE = 50
@@ -100,7 +100,9 @@ def iter_jsonl(path: Path) -> Iterator[JsonlRecord | JsonlIssue]:
 
 
 def _inflating(path: Path, file: IO[bytes]) -> IO[bytes]:
-    return gzip.GzipFile(fileobj=file, mode="rb") if path.name.lower().endswith(".gz") else file
+    if path.name.lower().endswith(".gz"):
+        return cast(IO[bytes], gzip.GzipFile(fileobj=file, mode="rb"))
+    return file
 
 
 def _over_limits(raw: bytes, number: int, inflated: int, compressed: int) -> str | None:
