@@ -6,7 +6,8 @@ The file's text (pid, command, start time, current run) only tells a second call
 it. Runs launched from the Dagster UI or daemon are serialized by the instance's run queue
 (`dagster.yaml`: one run at a time per home); `index` also refuses while one of those is queued
 or running, and marks the runs of an earlier `index` that was killed as failed, since they would
-otherwise stay "started" forever and block that queue.
+otherwise stay "started" forever and block that queue; so are UI or daemon runs whose process
+died (`dead_runs.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from graphunified_assets.ops.dead_runs import why_dead
 from graphunified_query.core.layout import HomeLayout
 
 # Tags on every run `index` executes in process: whose it is, so a later `index` can tell a run
@@ -116,6 +118,10 @@ def refuse_foreign_runs(instance: dg.DagsterInstance, home: Path) -> list[str]:
             stale.append(run.run_id)
             continue
         if run.tags.get(PID_TAG) == str(os.getpid()):
+            continue
+        if (dead := why_dead(instance, run)) is not None:
+            instance.report_run_failed(run, f"marked failed by `index`: {dead}")
+            stale.append(run.run_id)
             continue
         since = record.start_time or record.create_timestamp.timestamp()
         started = datetime.fromtimestamp(since, UTC).isoformat(timespec="seconds")

@@ -9,6 +9,7 @@ Dagster, so `status` is quick and works on a home whose runs failed.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ class HomeStatus:
     refresh_pending: bool
     plan: UpdatePlan | None  # what the next `index` does; None when the input folder is missing
     input_dir: Path
+    runs: tuple[tuple[str, str, str], ...] = ()  # (run id, job, status) of runs queued or in progress
 
     def lines(self) -> list[str]:
         failed = {f.source for f in self.failures}
@@ -48,13 +50,59 @@ class HomeStatus:
         lines += [f"  failed [{f.stage}] {f.source}: {f.reason}" for f in self.failures]
         if self.refresh_pending:
             lines.append("  a global refresh is pending (the last one did not finish): `index` redoes it")
+        lines += _run_lines(self.runs)
         if self.plan is None:
             lines.append(f"  next `index`: input folder {self.input_dir} does not exist; pass --input DIR")
         else:
-            refresh = self.refresh_pending or self.plan.pending or self.plan.removed
+            refresh = self.refresh_pending or self.plan.pending or self.plan.removed or self.unsearchable
             then = "then the global refresh" if refresh else "nothing to refresh"
             lines.append(f"  next `index` of {self.input_dir}: {self.plan.summary()}; {then}")
         return lines
+
+    @property
+    def unsearchable(self) -> set[str]:
+        """Parsed, not failed, yet in no published index: the next `index` refreshes for them."""
+        return self.parsed - self.searchable - {f.source for f in self.failures}
+
+
+def _run_lines(runs: tuple[tuple[str, str, str], ...]) -> list[str]:
+    """What each unfinished Dagster run means for the next `index`, and what to do about it."""
+    lines = []
+    for run_id, job, status in runs:
+        if status in ("QUEUED", "NOT_STARTED"):
+            lines.append(
+                f"  Dagster run {run_id} ({job}) is queued: `dagster dev` starts it; if it is not running, "
+                "the next `index` marks the run failed and does its work"
+            )
+        else:
+            lines.append(
+                f"  Dagster run {run_id} ({job}) is {status.lower()}: the next `index` waits for it, or "
+                "marks it failed if its process is gone (a killed `dagster dev`); to stop it, terminate it "
+                "in the Dagster UI (`make ui`, Runs tab)"
+            )
+    return lines
+
+
+def unfinished_runs(layout: HomeLayout) -> tuple[tuple[str, str, str], ...]:
+    """(run id, job, status) of runs queued or in progress, read from the home's SQLite run storage
+    without Dagster (quick); none when the instance keeps runs elsewhere (Postgres)."""
+    path = layout.dagster_home / "history" / "runs.db"
+    if not path.exists():
+        return ()
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+            rows = db.execute(
+                "select run_id, pipeline_name, status from runs where status in "
+                "('QUEUED', 'NOT_STARTED', 'STARTING', 'STARTED', 'CANCELING') order by create_timestamp"
+            ).fetchall()
+    except sqlite3.Error:
+        return ()
+    return tuple((str(a), str(b), str(c)) for a, b, c in rows)
+
+
+def searchable_documents(layout: HomeLayout) -> set[str]:
+    """The documents readers can find now: those in the published generation's chunk vectors."""
+    return _published(layout)[1]
 
 
 def home_status(layout: HomeLayout, input_dir: Path) -> HomeStatus:
@@ -77,6 +125,7 @@ def home_status(layout: HomeLayout, input_dir: Path) -> HomeStatus:
         layout.refresh_pending.exists(),
         plan,
         input_dir,
+        unfinished_runs(layout),
     )
 
 

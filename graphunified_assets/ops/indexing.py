@@ -69,8 +69,32 @@ def prepare_instance(resource: GraphUnifiedResource) -> dg.DagsterInstance:
     config = dagster_home / "dagster.yaml"
     if not config.exists() and INSTANCE_TEMPLATE.exists():
         shutil.copyfile(INSTANCE_TEMPLATE, config)
+    else:
+        add_run_monitoring(config)
     os.environ["DAGSTER_HOME"] = str(dagster_home)
     return dg.DagsterInstance.get()
+
+
+def add_run_monitoring(config: Path) -> None:
+    """A home made before run monitoring was in the template gains the template's block, appended
+    (the rest of the file, the user's, is kept as it is); one that sets run_monitoring is left alone."""
+    import yaml
+
+    try:
+        current = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+        template = INSTANCE_TEMPLATE.read_text(encoding="utf-8")
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return  # Dagster itself names what is wrong with the file
+    if not isinstance(current, dict) or "run_monitoring" in current:
+        return
+    lines = template.splitlines()
+    start = lines.index("run_monitoring:")
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith(" ")), len(lines))
+    block = "\n".join(lines[start:end])
+    with config.open("a", encoding="utf-8") as file:
+        file.write(
+            f"\n# Added by graph-unified: runs whose process died are failed, their slots freed.\n{block}\n"
+        )
 
 
 def index(
@@ -99,7 +123,7 @@ def _index(
     layout = resource.layout
     instance = prepare_instance(resource)
     for run_id in refuse_foreign_runs(instance, layout.home):
-        echo(f"marked Dagster run {run_id} as failed: the `index` running it was stopped or killed")
+        echo(f"marked Dagster run {run_id} as failed: the process running it was stopped or killed")
     check = check_store(layout, (DOCUMENTS_TABLE, *DOWNSTREAM_TABLES))
     for message in [*check_sqlite_files(layout), *check.messages()]:
         echo(message)
@@ -136,6 +160,11 @@ def _index(
     if not refresh and (damage := published_damage(layout)):
         echo(f"{damage}; the global refresh rebuilds it")
         refresh = True
+    if not refresh and (unsearchable := _parsed_not_searchable(layout, state)):
+        # A document run with no refresh after it (a sensor run, a stopped `index`): `status`
+        # counts these as "parsed but not searchable", so `index` must not say "nothing to refresh".
+        echo(f"{len(unsearchable)} parsed but not searchable; the global refresh makes them searchable")
+        refresh = True
     if refresh or _global_outputs_missing(layout):
         layout.refresh_pending.touch()  # before any change: a crash from here on redoes the refresh
     if plan.new:
@@ -170,6 +199,14 @@ _GLOBAL_VECTOR_TABLES = (
     "report_vectors",
     "report_point_vectors",  # an older home gains global search's precomputed map points
 )
+
+
+def _parsed_not_searchable(layout: HomeLayout, state: IndexState) -> set[str]:
+    from graphunified_assets.ops.home_status import searchable_documents
+
+    failed = {f.source for f in state.failures()}
+    parsed = set(state.indexed_hashes()) - failed
+    return parsed - searchable_documents(layout) if parsed else set()
 
 
 def _global_outputs_missing(layout: HomeLayout) -> bool:

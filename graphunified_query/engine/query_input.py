@@ -26,6 +26,12 @@ def check_question(question: object) -> str:
         raise InvalidQuery("question", f"the question must be text, not {type(question).__name__}")
     if not question.strip():
         raise InvalidQuery("question", 'the question is empty; ask something, e.g. ask "Who founded X?"')
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as error:  # a lone surrogate: non-UTF-8 bytes, or a "\ud800" escape
+        raise InvalidQuery(
+            "question", f"the question is not valid UTF-8 text (character {error.start + 1}); re-type it"
+        ) from None
     if len(question) > MAX_QUESTION_CHARS:
         raise InvalidQuery(
             "question",

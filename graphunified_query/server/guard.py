@@ -6,9 +6,13 @@ read whole, within `max_body_bytes` (413) and `body_timeout_seconds` (408), and 
 any route sees it: NaN/Infinity (which Python's JSON parser accepts) and lone surrogates are a
 422 naming the field, not a 500 or a NaN echoed back. At most `max_concurrent` requests run and
 `max_queue` wait; the next one is answered 503 with Retry-After at once instead of waiting
-minutes. Every response stays valid JSON: a non-finite number in one is written as null.
-Connections that do not finish their headers within `header_timeout_seconds` are closed
-(`GuardedH11Protocol`), so slow clients cannot hold the server's connections.
+minutes. `/health` is answered outside that queue: a monitor asking whether the service is up
+must not wait behind (or be refused for) the queries. A JSON body nested deeper than
+`MAX_JSON_DEPTH` is a 422 before any parser recurses into it (2,000 levels were a 500).
+Every response stays valid JSON: a non-finite number in one is written as null.
+A connection that does not finish its next request's headers within `header_timeout_seconds`
+(the first request's, or the next one's on a kept-alive connection) is closed
+(`GuardedH11Protocol`), so slow or idle clients cannot hold the server's connections.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
+from itertools import accumulate
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -29,6 +35,12 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 RETRY_AFTER_SECONDS = 2
+# Requests bodies are a question and a few parameters; Python's parser recurses per level.
+MAX_JSON_DEPTH = 64
+UNQUEUED = frozenset({("GET", "/health")})  # cheap, and what monitors poll under load
+# A string, or an unclosed one to the end: every match succeeds, so the scan stays linear.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 class RequestGuard:
@@ -54,12 +66,22 @@ class RequestGuard:
             if rejected is not None:
                 await _reply(send, *rejected)
                 return
+            depth = json_depth(body) if _is_json(scope) else 0
+            if depth > MAX_JSON_DEPTH:
+                deep = f"JSON nested {depth} levels deep; at most {MAX_JSON_DEPTH} are accepted"
+                await _reply(
+                    send, 422, [{"type": "value_error", "loc": ["body"], "msg": deep, "input": None}]
+                )
+                return
             invalid = invalid_json_values(body) if _is_json(scope) else None
             if invalid is not None:
                 await _reply(send, 422, [{"type": "value_error", "loc": ["body", *invalid[0]],
                                           "msg": invalid[1], "input": None}])  # fmt: skip
                 return
             receive = _replay(body, receive)
+        if (scope["method"], scope["path"]) in UNQUEUED:
+            await self.app(scope, receive, _finite_json(send))
+            return
         slots = self._slots = self._slots or asyncio.Semaphore(self.settings.max_concurrent)
         if slots.locked() and self._waiting >= self.settings.max_queue:
             await _reply(
@@ -105,6 +127,12 @@ class RequestGuard:
             parts.append(chunk)
             if not message.get("more_body", False):
                 return None, b"".join(parts)
+
+
+def json_depth(body: bytes) -> int:
+    """How deep a JSON body's arrays and objects nest, in linear time without parsing it."""
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    return max(accumulate(1 if c in b"[{" else -1 for c in brackets), default=0)
 
 
 class _NonFinite(float):
@@ -244,15 +272,29 @@ async def _reply(
 
 
 def guarded_protocol(header_timeout: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol closing a connection whose request headers take too long."""
+    """uvicorn's h11 protocol closing a connection whose request headers take too long.
+
+    uvicorn's own keep-alive timer stops at the first byte of the next request, so a client
+    sending a byte now and then held a connection for ever: the deadline here runs from the
+    connection's start and from each response's end until the next request's headers are in.
+    """
 
     class GuardedH11Protocol(H11Protocol):
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            self.loop.call_later(header_timeout, self._headers_overdue)
+            self._arm_header_deadline()
 
-        def _headers_overdue(self) -> None:
-            if self.cycle is None and not self.transport.is_closing():  # no request started yet
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm_header_deadline()
+
+        def _arm_header_deadline(self) -> None:
+            if not self.transport.is_closing():
+                self.loop.call_later(header_timeout, self._headers_overdue, self.cycle)
+
+        def _headers_overdue(self, cycle_then: object) -> None:
+            # Still the cycle of then (none, or the finished one): no new request's headers arrived.
+            if self.cycle is cycle_then and not self.transport.is_closing():
                 self.transport.close()
 
     return GuardedH11Protocol

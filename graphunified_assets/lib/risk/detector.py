@@ -65,12 +65,16 @@ _HIDDEN_RUN = re.compile(
     "[\u200b-\u200f\u2060-\u2064\ufeff\U000e0000-\U000e007f]{8,}"
 )  # a message in invisibles
 # An element hidden by its own style or `hidden` attribute: its text reaches the model, not the reader.
-_HIDDEN_ELEMENT = re.compile(
-    r"<[a-z][\w-]*\b[^>]{0,400}?(?:\bstyle\s*=\s*[\"']?[^\"'>]{0,300}?(?:display\s*:\s*none|visibility\s*:\s*hidden"
-    r"|font-size\s*:\s*0(?:\.0+)?(?:px|em|rem|pt|%)?\s*(?:[;\"'}]|$)|opacity\s*:\s*0(?:\.0+)?\s*(?:[;\"'}]|$)"
-    r"|color\s*:\s*(?:white|#fff\b|#ffffff\b|transparent))|\shidden(?:\s*=\s*[\"']?hidden)?[\s>/])",
+# Three steps, each linear: a tag's attributes stop at the next "<" or ">" (one nested lazy pattern
+# over tag and style took 6 s on 16 KB of "<a style="), then its style values, then what they say.
+_TAG = re.compile(r"<[a-z][\w-]*\b([^<>]{0,400})", re.IGNORECASE)
+_STYLE = re.compile(r"\bstyle\s*=\s*[\"']?([^\"'<>]{0,300})", re.IGNORECASE)
+_HIDING_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:\.0+)?(?:px|em|rem|pt|%)?\s*(?:[;}]|$)"
+    r"|opacity\s*:\s*0(?:\.0+)?\s*(?:[;}]|$)|color\s*:\s*(?:white|#fff\b|#ffffff\b|transparent)",
     re.IGNORECASE,
 )
+_HIDDEN_ATTRIBUTE = re.compile(r"\shidden(?:\s*=\s*[\"']?hidden)?(?:[\s/]|$)", re.IGNORECASE)
 _HTML_COMMENT = re.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)
 _MODEL_WORDS = re.compile(
     r"\b(?:ai|llms?|language\s+model|assistant|chatbot|prompt|instructions?|claude|gpt|chatgpt|copilot|gemini|"
@@ -98,6 +102,16 @@ _SHORTENERS = frozenset(_SHORTENER_LIST.split())
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
+
+
+def _hidden_element(normal: str) -> bool:
+    for tag in _TAG.finditer(normal):
+        attributes = tag.group(1)
+        if _HIDDEN_ATTRIBUTE.search(attributes) or any(
+            _HIDING_STYLE.search(style.group(1)) for style in _STYLE.finditer(attributes)
+        ):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -166,7 +180,7 @@ def _injection_hits(text: str) -> list[Hit]:
     normal = normalize(text)
     if injection_score(normal) >= THRESHOLD:
         hits.append((PROMPT_INJECTION, "high"))
-    if _HIDDEN_ELEMENT.search(normal):
+    if _hidden_element(normal):
         hits.append((HIDDEN_TEXT, "high"))
     for comment in _HTML_COMMENT.finditer(normal):
         body = comment.group(1)

@@ -38,7 +38,8 @@ _QUALIFIER = (
 )
 _WORDS = r"(?:[^\W\d_][\w'-]*[ ,]+){0,5}?"  # up to five words in between, lazily
 
-# (weight, pattern) on the normal form; each counts once per text.
+# (weight, pattern) on the normal form; each counts once per text. Line starts take `[^\S\n]*`, never
+# `\s*`: that ran over every following blank line from each line start (quadratic: 41.5 s on 256 KB).
 FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
     "override": (
         3,
@@ -68,7 +69,7 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
         re.compile(
             r"<\|\s*(?:im_start|im_end|start_header_id|end_header_id|eot_id|begin_of_text|endoftext|"
             r"system|user|assistant)\s*\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>"
-            r"|\[(?:system|system message|system prompt|sys)\]|^\s*#{1,6} ?(?:system|instruction"
+            r"|\[(?:system|system message|system prompt|sys)\]|^[^\S\n]*#{1,6} ?(?:system|instruction"
             r"|response)\s*:"
             r"|</?(?:system|instructions|system_prompt)>|</(?:context|document|user_input)>",
             re.MULTILINE,
@@ -77,16 +78,16 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
     "turns": (
         3,  # two speaker turns in a row: a fake conversation
         re.compile(
-            r"^\s*(?:human|user|system)\s*:.*\n\s*(?:assistant|ai|model|human|user)\s*:"
-            r"|^\s*(?:assistant|ai)\s*:.*\n\s*(?:human|user)\s*:",
+            r"^[^\S\n]*(?:human|user|system)[^\S\n]*:.*\n[^\S\n]*(?:assistant|ai|model|human|user)[^\S\n]*:"
+            r"|^[^\S\n]*(?:assistant|ai)[^\S\n]*:.*\n[^\S\n]*(?:human|user)[^\S\n]*:",
             re.MULTILINE,
         ),
     ),
     "role_line": (
         2,  # a line opening a system turn ("System: the assistant now …"), not "System: 230 V"
         re.compile(
-            r"^\s*(?:system|assistant)\s*:\s*(?:you|the (?:assistant|model|ai)|respond|answer|ignore|"
-            r"the conversation|from now|new|override|reply)",
+            r"^[^\S\n]*(?:system|assistant)[^\S\n]*:[^\S\n]*(?:you|the (?:assistant|model|ai)|respond|answer"
+            r"|ignore|the conversation|from now|new|override|reply)",
             re.MULTILINE,
         ),
     ),
@@ -134,7 +135,7 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
             rf"(?:the )?user'?s? (?:\w+ )?(?:messages|email address|data|conversation|api keys?|history)|"
             rf"private ones|internal notes)"
             rf"|\b(?:verbatim|word for word)\b.{{0,40}}$|\bwhat were you told\b"
-            rf"|!\[[^\]]*\]\(https?://[^)]*(?:\{{|\?(?:q|data|d|p|c|x)=)"
+            rf"|!\[[^\]\n]{{0,300}}\]\(https?://[^)\s]{{0,300}}?(?:\{{|\?(?:q|data|d|p|c|x)=)"
             rf"|\b(?:send|forward|email|post|upload) (?:\w+ ){{0,5}}to (?:https?://|\S+@\S+\.\w+)",
             re.MULTILINE,
         ),

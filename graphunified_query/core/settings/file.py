@@ -11,6 +11,13 @@
   ``extraction.tuple_delimiter``: extraction is a validated JSON tool call, not delimited text).
 
 Anything else unknown still fails validation, with the key's path and the closest valid key.
+
+The YAML itself (the file and each ``GRAPHUNIFIED__*`` value) is read by `parse_yaml`: safe tags
+only, no aliases (``*name``: ten nested aliases of ten make a 500-byte file expand to billions of
+nodes) and at most `MAX_DEPTH` levels of nesting (deeper blew Python's recursion limit); every
+problem is one line naming the source, line and column. A secret variable (``${ANTHROPIC_API_KEY}``,
+any ``*_KEY``/``*_SECRET``/``*_TOKEN``/``*_PASSWORD``) is read only as an ``api_key``: anywhere else
+its value would end up in an error message, a log or the Dagster UI.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
 from pydantic import BaseModel
 
 from graphunified_query.core.settings.foreign import DROP, FOREIGN_KEYS, ForeignKey, ForeignValueError
@@ -30,6 +38,11 @@ from graphunified_query.core.settings.foreign import DROP, FOREIGN_KEYS, Foreign
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 # Where each provider reads its key; an api_key naming another variable would be silently unused.
 SECRET_VARIABLES = {"llm": "ANTHROPIC_API_KEY", "embedding": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
+
+# Variables holding secrets besides the providers' own: read only as api_key, never into a setting.
+_SECRET_NAME = re.compile(r"(?:^|_)(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)$")
+# Settings nest three or four levels; a thousand-deep file is an attack, not a configuration.
+MAX_DEPTH = 32
 
 
 class SettingsWarning(UserWarning):
@@ -47,6 +60,75 @@ def prepare(values: dict[str, Any], environ: Mapping[str, str] | None, source: s
     for entry in FOREIGN_KEYS:
         _apply(entry, expanded, as_written, source, SettingsError)
     return expanded
+
+
+def refuse_secret_values(
+    values: Any, environ: Mapping[str, str], error: type[Exception], path: tuple[str, ...] = ()
+) -> None:
+    """A setting holding a secret variable's value (``GRAPHUNIFIED__X=$ANTHROPIC_API_KEY`` expanded
+    by the shell) is refused naming the key and the variable, never the value: an error about the
+    setting would otherwise print it."""
+    secrets = {
+        value: name
+        for name, value in environ.items()
+        if len(value) >= 8 and (name in SECRET_VARIABLES.values() or _SECRET_NAME.search(name))
+    }
+    if secrets:
+        _refuse_values(values, secrets, error, path)
+
+
+def _refuse_values(
+    values: Any, secrets: Mapping[str, str], error: type[Exception], path: tuple[str, ...]
+) -> None:
+    items = (
+        values.items() if isinstance(values, dict) else enumerate(values) if isinstance(values, list) else ()
+    )
+    for key, value in items:
+        here = (*path, str(key)) if isinstance(values, dict) else path
+        if isinstance(value, str) and value.strip() in secrets:
+            raise error(
+                f"{'.'.join(here)} holds the value of ${{{secrets[value.strip()]}}}, a secret; secrets are "
+                "read only by the provider that needs them, never into a setting."
+            )
+        _refuse_values(value, secrets, error, here)
+
+
+def parse_yaml(text: str, source: str, error: type[Exception]) -> Any:
+    """``text`` as plain data (safe tags, no aliases, bounded depth), or ``error`` in one line."""
+    try:
+        return yaml.load(text, Loader=_BoundedLoader)  # a SafeLoader subclass: safe tags only
+    except yaml.MarkedYAMLError as problem:
+        mark = problem.problem_mark or problem.context_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        what = " ".join(str(p) for p in (problem.context, problem.problem) if p)
+        raise error(f"{source} is not valid YAML{where}: {what}.") from None
+    except yaml.YAMLError as problem:
+        raise error(f"{source} is not valid YAML: {' '.join(str(problem).split())}") from None
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader refusing aliases and nesting deeper than `MAX_DEPTH` while composing."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"aliases (*{event.anchor}) are not accepted in settings; write the value out",
+                event.start_mark,
+            )
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def closest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
@@ -102,6 +184,11 @@ def _expand(
 
     def variable(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
+        if path[-1:] != ("api_key",) and (name in SECRET_VARIABLES.values() or _SECRET_NAME.search(name)):
+            raise error(
+                f"{source}: {'.'.join(path)} reads ${{{name}}}, a secret; secrets are read only by the "
+                "provider that needs them (api_key), never into another setting."
+            )
         if name in environ:
             return environ[name]
         if default is not None:

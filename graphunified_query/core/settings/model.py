@@ -12,11 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from graphunified_query.core.settings.embedding import EmbeddingSettings
-from graphunified_query.core.settings.file import closest_key, prepare
+from graphunified_query.core.settings.file import closest_key, parse_yaml, prepare, refuse_secret_values
 from graphunified_query.core.settings.llm import LLMSettings, ModelPrice, default_prices
 from graphunified_query.core.settings.query import QuerySettings
 from graphunified_query.core.settings.section import Section
@@ -215,7 +214,8 @@ def _validated(values: dict[str, Any], source: str, environ: Mapping[str, str] |
     for name, raw in environ.items():
         if name.startswith(ENV_PREFIX):
             keys = name[len(ENV_PREFIX) :].lower().split("__")
-            _set_nested(values, keys, yaml.safe_load(raw) if raw else raw)
+            _set_nested(values, keys, parse_yaml(raw, name, SettingsError) if raw else raw, name)
+    refuse_secret_values(values, environ, SettingsError)
     try:
         settings = Settings.model_validate(values)
     except ValidationError as error:
@@ -238,11 +238,9 @@ def _validated(values: dict[str, Any], source: str, environ: Mapping[str, str] |
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loaded = parse_yaml(path.read_text(encoding="utf-8"), f"Settings file {path}", SettingsError)
     except FileNotFoundError:
         raise SettingsError(f"Settings file {path} does not exist.") from None
-    except yaml.YAMLError as error:
-        raise SettingsError(f"Settings file {path} is not valid YAML: {error}") from None
     except UnicodeDecodeError as error:
         raise SettingsError(
             f"Settings file {path} is not valid UTF-8 (byte {error.start}); save it as UTF-8."
@@ -260,7 +258,12 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return loaded
 
 
-def _set_nested(values: dict[str, Any], keys: list[str], value: Any) -> None:
-    for key in keys[:-1]:
+def _set_nested(values: dict[str, Any], keys: list[str], value: Any, variable: str) -> None:
+    for depth, key in enumerate(keys[:-1], start=1):
         values = values.setdefault(key, {})
+        if not isinstance(values, dict):  # `llm: 5` in the file, or GRAPHUNIFIED__LLM=5, then __LLM__MODEL
+            raise SettingsError(
+                f"{variable} sets {'.'.join(keys)}, but {'.'.join(keys[:depth])} is a single value, not a "
+                "section; remove one of the two."
+            )
     values[keys[-1]] = value
