@@ -19,7 +19,7 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
-from graphunified_query.core.tables import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
+from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
 
 DOWNSTREAM_TABLES = (CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
 MAX_RUNS_PER_TICK = 4

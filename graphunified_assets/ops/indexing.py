@@ -36,12 +36,12 @@ from graphunified_assets.ops.home_lock import (
     run_tags,
 )
 from graphunified_assets.ops.store_check import check_sqlite_files, check_store
+from graphunified_query.core.artifacts import DOCUMENTS, LANCE_TABLES
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers.registry import OFFLINE
 
 # The console logger (text or JSON lines, per settings.logging) at INFO: step-level DEBUG drowns progress.
 _QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
-DOCUMENTS_TABLE = "documents"
 # The instance template is the repository-root dagster.yaml, copied into each home's DAGSTER_HOME.
 INSTANCE_TEMPLATE = Path(__file__).resolve().parents[2] / "dagster.yaml"
 # From this many new or changed documents on, each run starts in a fresh process: the per-document
@@ -100,7 +100,7 @@ def _index(
     instance = prepare_instance(resource)
     for run_id in refuse_foreign_runs(instance, layout.home):
         echo(f"marked Dagster run {run_id} as failed: the `index` running it was stopped or killed")
-    check = check_store(layout, (DOCUMENTS_TABLE, *DOWNSTREAM_TABLES))
+    check = check_store(layout, (DOCUMENTS, *DOWNSTREAM_TABLES))
     for message in [*check_sqlite_files(layout), *check.messages()]:
         echo(message)
     resource.embedder()  # a model of embedding.models that cannot load stops here, before any run
@@ -162,19 +162,12 @@ def _index(
     return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
 
 
-_GLOBAL_VECTOR_TABLES = (
-    "chunk_vectors",
-    "entity_vectors",
-    "relationship_vectors",
-    "fact_vectors",
-    "report_vectors",
-    "report_point_vectors",  # an older home gains global search's precomputed map points
-)
-
-
 def _global_outputs_missing(layout: HomeLayout) -> bool:
-    """An interrupted or older build: some index the query side needs is not there yet."""
-    return not all((layout.lancedb / f"{name}.lance").exists() for name in _GLOBAL_VECTOR_TABLES)
+    """An interrupted or older build (one before report points): some index the query side needs
+    is not there yet."""
+    return not all(
+        (layout.lancedb / f"{name}.lance").exists() for name in LANCE_TABLES
+    )  # an older home gains what it lacks
 
 
 def published_damage(layout: HomeLayout) -> str | None:

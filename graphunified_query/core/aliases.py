@@ -16,10 +16,9 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 
+from graphunified_query.core.artifacts import ALIASES_FILE
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.strategies.results import RetrievalResult
-
-ALIASES_FILE = "document_aliases.json"
 
 
 def aliases_path(layout: HomeLayout) -> Path:

@@ -13,18 +13,29 @@ from typing import Any, Protocol, TypeVar
 
 import pyarrow as pa
 
+from graphunified_query.core.artifacts import (
+    BM25_FOLDER,
+    CHUNK_SIMILARITY_FILE,
+    CHUNK_VECTORS,
+    COMMUNITIES,
+    COMMUNITY_REPORTS,
+    ENTITIES,
+    FACTS,
+    PPR_FILE,
+    RELATIONSHIPS,
+    VECTOR_TABLES,
+    ivf_file,
+)
 from graphunified_query.core.indexes import ivf
 from graphunified_query.core.indexes.bm25 import BM25Index
-from graphunified_query.core.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, SimilarityEdges
+from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges
 from graphunified_query.core.indexes.dense import DenseIndex
-from graphunified_query.core.indexes.ivf import ivf_file
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
 from graphunified_query.core.layout import HomeLayout, build_command, refresh_command
 from graphunified_query.core.stores.lance_reader import LanceTables, damaged
 from graphunified_query.core.stores.object_store import is_object_store_uri
 from graphunified_query.core.stores.parquet import StoreError
 from graphunified_query.core.stores.publication import current
-from graphunified_query.core.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, FACTS, RELATIONSHIPS
 from graphunified_query.snapshot.arrow_rows import ArrowRows
 from graphunified_query.snapshot.cache import (
     cache_folder,
@@ -35,16 +46,7 @@ from graphunified_query.snapshot.cache import (
     mapped_vectors,
     single_model,
 )
-from graphunified_query.snapshot.model import (
-    BM25_FOLDER,
-    CHUNK_VECTORS,
-    PPR_FILE,
-    VECTOR_TABLES,
-    IndexNotBuilt,
-    Snapshot,
-    StoreDamaged,
-    chunks_from_arrow,
-)
+from graphunified_query.snapshot.model import IndexNotBuilt, Snapshot, StoreDamaged, chunks_from_arrow
 
 _T = TypeVar("_T")
 # Columns the retrievers read in loops over many rows: converted to Python lists once, at load.

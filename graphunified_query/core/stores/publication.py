@@ -22,14 +22,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from graphunified_query.core.aliases import ALIASES_FILE
+from graphunified_query.core.artifacts import ALIASES_FILE, MANIFEST, POINTER
 from graphunified_query.core.layout import HomeLayout, build_command, refresh_command
 from graphunified_query.core.settings.model import SETTINGS_FILE_NAME
 from graphunified_query.core.stores.lance_versions import tag_generation, untag_generations
 from graphunified_query.core.stores.parquet import StoreError, read_table
 
-POINTER = "CURRENT"
-MANIFEST = "manifest.json"
 KEEP = 2
 # Published with the generation so a remote reader gets the settings and aliases it was built with.
 FROZEN_WITH_GENERATION = (SETTINGS_FILE_NAME, f"tables/{ALIASES_FILE}")
