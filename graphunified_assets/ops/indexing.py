@@ -39,6 +39,7 @@ from graphunified_assets.ops.store_check import check_sqlite_files, check_store
 from graphunified_query.core.artifacts import DOCUMENTS, LANCE_TABLES
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers.registry import OFFLINE
+from graphunified_query.core.stores.published_check import published_damage
 
 # The console logger (text or JSON lines, per settings.logging) at INFO: step-level DEBUG drowns progress.
 _QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
@@ -165,25 +166,7 @@ def _index(
 def _global_outputs_missing(layout: HomeLayout) -> bool:
     """An interrupted or older build (one before report points): some index the query side needs
     is not there yet."""
-    return not all(
-        (layout.lancedb / f"{name}.lance").exists() for name in LANCE_TABLES
-    )  # an older home gains what it lacks
-
-
-def published_damage(layout: HomeLayout) -> str | None:
-    """What readers would fail on: load the published generation exactly as `ask` does (every
-    published file, LanceDB table at its version, BM25/PPR index); None when it loads or was
-    never built (the build then makes it)."""
-    from graphunified_query.snapshot.loader import load_snapshot
-    from graphunified_query.snapshot.model import IndexNotBuilt, StoreDamaged
-
-    try:
-        load_snapshot(layout.home)
-    except StoreDamaged as error:
-        return str(error).split("; rebuild")[0].split("; run `")[0]
-    except IndexNotBuilt:
-        return None
-    return None
+    return not all((layout.lancedb / f"{name}.lance").exists() for name in LANCE_TABLES)
 
 
 def _runner(

@@ -37,7 +37,7 @@ from graphunified_query.snapshot.arrow_rows import ArrowStrings
 
 if TYPE_CHECKING:
     from graphunified_query.core.stores.lance_reader import LanceTables
-    from graphunified_query.snapshot.loader import PublishedFiles
+    from graphunified_query.core.stores.publication import PublishedFiles
 
 SNAPSHOT_CACHE = "snapshot"  # under the home's cache folder: the mapped vector matrices
 _NAME = re.compile(r"^g(\d+)-")
