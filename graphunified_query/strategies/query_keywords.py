@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from graphunified_query.core.text.entity_names import LABEL_TO_TYPE, clean_name
-from graphunified_query.core.text.mentions import NOT_BRIDGES
 from graphunified_query.core.text.themes import name_words, theme_phrases
+from graphunified_query.strategies.mentions import NOT_BRIDGES
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token

@@ -29,9 +29,9 @@ def make_reranker(
             raise ValueError(
                 "reranker 'llm' needs an LLM: set ANTHROPIC_API_KEY (or llm.provider: openai_compatible)"
             )
-        from graphunified_query.strategies.composable.claude_rerank import ClaudeReranker
+        from graphunified_query.strategies.rerank.llm import LLMReranker
 
-        return ClaudeReranker(context.llm)
+        return LLMReranker(context.llm)
     if name == "voyage":
         key = environ.get("VOYAGE_API_KEY", "").strip()
         if not key:
