@@ -1,8 +1,9 @@
 """The one place that knows which LLM providers exist and which one a run uses.
 
 Adding a provider is one module with a `build(settings, *, cache, environ)` function (and `key`
-when it declares a secret) and one `LLMS.register` line (a `register_llm` call is how tests add a
-toy provider); `LLMS` is a `core.registry.Registry`, the shape embedders and rerankers share.
+when it declares a secret) and one `LLMS.register` line in `core/plugins.py` (a `register_llm`
+call is how tests add a toy provider); `LLMS` is a `core.registry.Registry`, the shape embedders
+and rerankers share.
 Every composition root (Dagster resources, the query engine, the CLIs, benchmarks) calls
 `resolve_llm`; no role looks at `llm.provider`. Entries are "module:function" strings so the
 provider SDKs (seconds to import) load only when that provider is used.
@@ -15,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphunified_query.core.registry import Registry
+from graphunified_query.core.plugins import ANTHROPIC_KEY, AUTO, LLMS, OFFLINE
 
 if TYPE_CHECKING:  # settings validates llm.provider against this module, so no import back at run time
     from graphunified_query.core.providers.llm import LLM
@@ -23,21 +24,6 @@ if TYPE_CHECKING:  # settings validates llm.provider against this module, so no 
     from graphunified_query.core.settings.model import Settings
 
 LLMFactory = Callable[..., "LLM"]  # build(settings, *, cache: LLMCache | None, environ, [key]) -> LLM
-AUTO, OFFLINE = "auto", "offline"
-
-LLMS: Registry[LLM] = Registry("llm.provider", reserved=(AUTO, OFFLINE))
-LLMS.register(
-    "anthropic",
-    "graphunified_query.core.providers.claude:build",
-    key_env_var="ANTHROPIC_API_KEY",
-    needs_key=True,
-)
-LLMS.register(
-    "openai_compatible",
-    "graphunified_query.core.providers.openai_compatible:build",
-    key_env_var="OPENAI_API_KEY",
-)
-ANTHROPIC_KEY = LLMS.entry("anthropic").key_env_var or ""  # `auto` means Claude exactly when it is set
 
 
 def register_llm(

@@ -25,9 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from graphunified_query.core.plugins import EMBEDDERS, LLMS
+
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-# Where each provider reads its key; an api_key naming another variable would be silently unused.
-SECRET_VARIABLES = {"llm": "ANTHROPIC_API_KEY", "embedding": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
 
 # Another configuration's key (dotted) → ours.
 RENAMED: Mapping[str, str] = {
@@ -130,13 +130,24 @@ def _refuse_secrets(
         if isinstance(values[key], dict):
             _refuse_secrets(values[key], here, given, source, error)
         elif key == "api_key":
-            variable = SECRET_VARIABLES.get(path[0] if path else "", "the provider's API key variable")
+            variable = _secret_variable(path[0] if path else "")
             if not (isinstance(given, str) and _VARIABLE.fullmatch(given.strip())):
                 raise error(
                     f"{source}: {'.'.join(here)} holds a literal secret; remove it and set {variable} in "
                     f"the environment (or write api_key: ${{{variable}}}). Keys never go in settings files."
                 )
             del values[key]  # the provider reads the variable itself
+
+
+def _secret_variable(section: str) -> str:
+    """Where the provider of ``section`` reads its key (its registry entry declares it); an api_key
+    naming another variable would be silently unused."""
+    entry = {"llm": "anthropic", "openai": "openai_compatible"}
+    if section in entry:
+        return LLMS.entry(entry[section]).key_env_var or ""
+    if section == "embedding":
+        return EMBEDDERS.entry("voyage").key_env_var or ""
+    return "the provider's API key variable"
 
 
 def _pop(values: dict[str, Any], path: list[str]) -> Any:

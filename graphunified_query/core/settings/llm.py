@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from graphunified_query.core.plugins import LLMS
 from graphunified_query.core.settings.section import Section
 
 
@@ -62,10 +63,7 @@ class LLMSettings(Section):
 
     @model_validator(mode="after")
     def _openai_endpoint(self) -> LLMSettings:
-        if self.provider != "auto":  # the default needs no registry (imported late: it is a provider)
-            from graphunified_query.core.providers.registry import LLMS
-
-            LLMS.check(self.provider)
+        LLMS.check(self.provider)
         if self.provider == "openai_compatible" and not self.openai_base_url:
             raise ValueError(
                 "llm.provider 'openai_compatible' needs llm.openai_base_url, e.g. "
