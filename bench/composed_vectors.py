@@ -31,10 +31,10 @@ from graphunified_assets.lib.vectors.composed_vectors import (
 )
 from graphunified_assets.lib.vectors.distinct_embedding import embed_rows, unit
 from graphunified_assets.lib.vectors.graph_vector_texts import ROW_TEXTS as _TEXTS
+from graphunified_query.core.artifacts import COMMUNITY_REPORTS, ENTITIES
 from graphunified_query.core.indexes.report_points import report_points
 from graphunified_query.core.providers.embedding import make_embedder
 from graphunified_query.core.providers.embedding_cache import EmbeddingCache, text_hash
-from graphunified_query.core.tables import COMMUNITY_REPORTS, ENTITIES
 
 
 class ReadOnlyEmbedder:

@@ -29,8 +29,8 @@ from eval_data import EVAL_ROOT
 
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops.indexing import index
+from graphunified_query.core.artifacts import COMMUNITIES, ENTITIES, FACTS, GRAPH_EDGES, RELATIONSHIPS
 from graphunified_query.core.stores.parquet import read_table
-from graphunified_query.core.tables import COMMUNITIES, ENTITIES, FACTS, GRAPH_EDGES, RELATIONSHIPS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = EVAL_ROOT / "musique/corpus.jsonl"

@@ -24,8 +24,8 @@ from global_stage import ADDED, ADDED_NAME, global_step_seconds, latest_material
 
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops.indexing import index
+from graphunified_query.core.artifacts import COMMUNITIES, ENTITIES, GRAPH_EDGES, RELATIONSHIPS
 from graphunified_query.core.stores.parquet import read_table
-from graphunified_query.core.tables import COMMUNITIES, ENTITIES, GRAPH_EDGES, RELATIONSHIPS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = EVAL_ROOT / "scale/corpus.jsonl.gz"

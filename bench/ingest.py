@@ -22,9 +22,10 @@ from eval_data import EVAL_ROOT
 
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops.indexing import index
+from graphunified_query.core.artifacts import CHUNKS
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import read_tables
-from graphunified_query.core.tables import CHUNKS, CHUNKS_SCHEMA
+from graphunified_query.core.tables import CHUNKS_SCHEMA
 
 DEFAULT_CORPUS = EVAL_ROOT / "musique/corpus.jsonl"
 

@@ -242,8 +242,8 @@ def count_chunks(home: Path) -> int:
     """Rows of the chunk vector table; 0 when the home has no index yet."""
     import lancedb
 
+    from graphunified_query.core.artifacts import CHUNK_VECTORS
     from graphunified_query.core.layout import HomeLayout
-    from graphunified_query.snapshot.model import CHUNK_VECTORS
 
     folder = HomeLayout.at(home).lancedb
     if not (folder / f"{CHUNK_VECTORS}.lance").exists():

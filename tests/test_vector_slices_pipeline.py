@@ -12,7 +12,7 @@ import pytest
 
 from graphunified_assets.lib.vectors import lance_slices
 from graphunified_assets.ops.indexing import index
-from graphunified_query.core.indexes.report_points import REPORT_POINT_VECTORS
+from graphunified_query.core.artifacts import REPORT_POINT_VECTORS
 from graphunified_query.core.layout import HomeLayout
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.voyage_server import FakeVoyageServer

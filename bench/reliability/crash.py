@@ -20,9 +20,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from graphunified_query.core.layout import HomeLayout  # noqa: E402
+from graphunified_query.core.stores.errors import StoreDamaged  # noqa: E402
 from graphunified_query.core.stores.publication import current  # noqa: E402
 from graphunified_query.snapshot.loader import load_snapshot  # noqa: E402
-from graphunified_query.snapshot.model import StoreDamaged  # noqa: E402
 from tests.reliability.harness import (  # noqa: E402
     gated_server,
     kill_after_answers,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from graphunified_assets.cli import config as config_cli
 from graphunified_assets.cli import tuning as tuning_cli
+from graphunified_query.core.plugins import ANTHROPIC_KEY, VOYAGE_KEY
 from graphunified_query.core.settings.model import SettingsError
 
 if TYPE_CHECKING:  # the parser is built without Dagster (`graphunified ask` never loads it)
@@ -94,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
         home=args.home,
         input_dir=getattr(args, "input", None),
         # README: exporting the keys before `index` selects Voyage/Claude; read only from the environment.
-        voyage_api_key=os.environ.get("VOYAGE_API_KEY") or None,
-        anthropic_api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
+        voyage_api_key=os.environ.get(VOYAGE_KEY) or None,
+        anthropic_api_key=os.environ.get(ANTHROPIC_KEY) or None,
     )
     try:
         if args.command == "index":

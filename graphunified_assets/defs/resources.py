@@ -19,6 +19,7 @@ from graphunified_assets.lib.extraction.selection import make_extractor, make_ll
 from graphunified_assets.lib.reports.build import Reporter
 from graphunified_query.core.home_input import InputChoice, choose_input
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.plugins import VOYAGE_KEY
 from graphunified_query.core.providers import CachedEmbedder, EmbeddingCache, make_embedder
 from graphunified_query.core.providers.registry import ANTHROPIC_KEY, provider_name
 from graphunified_query.core.settings.model import Settings, load_settings
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 HOME_ENV = "GRAPHUNIFIED_HOME"
 INPUT_ENV = "GRAPHUNIFIED_INPUT"
-SECRET_ENV_NAMES = ("VOYAGE_API_KEY", "ANTHROPIC_API_KEY")
 
 
 class GraphUnifiedResource(dg.ConfigurableResource):
@@ -68,7 +68,7 @@ class GraphUnifiedResource(dg.ConfigurableResource):
     def embedder(self) -> CachedEmbedder:
         """The configured embedder behind the content-hash cache, built once per run."""
         if self._embedder is None:
-            environ = {"VOYAGE_API_KEY": self.voyage_api_key} if self.voyage_api_key else {}
+            environ = {VOYAGE_KEY: self.voyage_api_key} if self.voyage_api_key else {}
             provider = make_embedder(self.settings.embedding, environ)
             self._embedder = CachedEmbedder(provider, EmbeddingCache(self.layout.embedding_cache))
         return self._embedder
@@ -132,6 +132,6 @@ def default_resource() -> GraphUnifiedResource:
     return GraphUnifiedResource(
         home=os.environ.get(HOME_ENV, "data"),
         input_dir=os.environ.get(INPUT_ENV),
-        voyage_api_key=_secret("VOYAGE_API_KEY"),
-        anthropic_api_key=_secret("ANTHROPIC_API_KEY"),
+        voyage_api_key=_secret(VOYAGE_KEY),
+        anthropic_api_key=_secret(ANTHROPIC_KEY),
     )

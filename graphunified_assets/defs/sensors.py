@@ -20,8 +20,8 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
 from graphunified_assets.ops.input_guard import adopt_input, input_problem
+from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
 from graphunified_query.core.settings.model import SettingsError
-from graphunified_query.core.tables import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
 
 DOWNSTREAM_TABLES = (CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
 MAX_RUNS_PER_TICK = 4

@@ -19,11 +19,10 @@ import lancedb
 from graphunified_assets.lib.ingest.index_state import Failure, IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_assets.lib.ingest.update_plan import UpdatePlan, plan_update
+from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNK_VECTORS, CHUNKS, EXTRACTIONS, MANIFEST
 from graphunified_query.core.layout import HomeLayout, refresh_command
 from graphunified_query.core.stores.parquet import StoreError
-from graphunified_query.core.stores.publication import MANIFEST, current
-from graphunified_query.core.tables import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
-from graphunified_query.snapshot.model import CHUNK_VECTORS
+from graphunified_query.core.stores.publication import current
 
 DOWNSTREAM_TABLES = (CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)  # as the sensor's, without importing Dagster
 

@@ -36,12 +36,13 @@ from graphunified_assets.ops.home_lock import (
     run_tags,
 )
 from graphunified_assets.ops.store_check import check_sqlite_files, check_store
+from graphunified_query.core.artifacts import DOCUMENTS, LANCE_TABLES
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers.registry import OFFLINE
+from graphunified_query.core.stores.published_check import published_damage
 
 # The console logger (text or JSON lines, per settings.logging) at INFO: step-level DEBUG drowns progress.
 _QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
-DOCUMENTS_TABLE = "documents"
 # The instance template is the repository-root dagster.yaml, copied into each home's DAGSTER_HOME.
 INSTANCE_TEMPLATE = Path(__file__).resolve().parents[2] / "dagster.yaml"
 # From this many new or changed documents on, each run starts in a fresh process: the per-document
@@ -124,7 +125,7 @@ def _index(
     instance = prepare_instance(resource)
     for run_id in refuse_foreign_runs(instance, layout.home):
         echo(f"marked Dagster run {run_id} as failed: the process running it was stopped or killed")
-    check = check_store(layout, (DOCUMENTS_TABLE, *DOWNSTREAM_TABLES))
+    check = check_store(layout, (DOCUMENTS, *DOWNSTREAM_TABLES))
     for message in [*check_sqlite_files(layout), *check.messages()]:
         echo(message)
     resource.embedder()  # a model of embedding.models that cannot load stops here, before any run
@@ -191,16 +192,6 @@ def _index(
     return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
 
 
-_GLOBAL_VECTOR_TABLES = (
-    "chunk_vectors",
-    "entity_vectors",
-    "relationship_vectors",
-    "fact_vectors",
-    "report_vectors",
-    "report_point_vectors",  # an older home gains global search's precomputed map points
-)
-
-
 def _parsed_not_searchable(layout: HomeLayout, state: IndexState) -> set[str]:
     from graphunified_assets.ops.home_status import searchable_documents
 
@@ -210,24 +201,9 @@ def _parsed_not_searchable(layout: HomeLayout, state: IndexState) -> set[str]:
 
 
 def _global_outputs_missing(layout: HomeLayout) -> bool:
-    """An interrupted or older build: some index the query side needs is not there yet."""
-    return not all((layout.lancedb / f"{name}.lance").exists() for name in _GLOBAL_VECTOR_TABLES)
-
-
-def published_damage(layout: HomeLayout) -> str | None:
-    """What readers would fail on: load the published generation exactly as `ask` does (every
-    published file, LanceDB table at its version, BM25/PPR index); None when it loads or was
-    never built (the build then makes it)."""
-    from graphunified_query.snapshot.loader import load_snapshot
-    from graphunified_query.snapshot.model import IndexNotBuilt, StoreDamaged
-
-    try:
-        load_snapshot(layout.home)
-    except StoreDamaged as error:
-        return str(error).split("; rebuild")[0].split("; run `")[0]
-    except IndexNotBuilt:
-        return None
-    return None
+    """An interrupted or older build (one before report points): some index the query side needs
+    is not there yet."""
+    return not all((layout.lancedb / f"{name}.lance").exists() for name in LANCE_TABLES)
 
 
 def _runner(

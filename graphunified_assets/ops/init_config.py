@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from graphunified_query.core.plugins import secret_variables
 from graphunified_query.core.settings.model import Settings, SettingsError
 from graphunified_query.core.settings.presets import preset_settings, preset_values
 from graphunified_query.core.settings.reference import mapping_value_model, sections, yaml_value
@@ -34,7 +35,7 @@ def starter_yaml(preset: str | None = None) -> str:
         f"# Graph-Unified settings ({title}), written by `python -m graphunified_assets init`.",
         "# Active lines are what this file changes; uncomment any other line to change it.",
         "# Every setting is described in docs/settings.md. API keys never go here: export",
-        "# ANTHROPIC_API_KEY, VOYAGE_API_KEY or OPENAI_API_KEY instead.",
+        f"# {' or '.join(secret_variables())} instead.",
     ]
     for name, model, field in sections():
         chosen: Any = values.get(name)

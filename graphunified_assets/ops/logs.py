@@ -18,15 +18,15 @@ from typing import Any
 
 import dagster as dg
 
+from graphunified_query.core.plugins import secret_variables
 from graphunified_query.core.settings.model import LoggingSettings
 
-SECRET_ENV_NAMES = ("VOYAGE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 CLI_LOGGER = "graphunified"
 _HANDLER_MARK = "_graphunified_json"
 
 
 def _mask(text: str) -> str:
-    for name in SECRET_ENV_NAMES:
+    for name in secret_variables():
         value = os.environ.get(name)
         if value and len(value) >= 8:  # short values would mask ordinary words
             text = text.replace(value, f"<{name}>")

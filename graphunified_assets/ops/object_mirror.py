@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from graphunified_assets.ops.lance_mirror import check_versions, drop_released_files, sync_table
+from graphunified_query.core.artifacts import MANIFEST, POINTER
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.object_store import ObjectFiles, ObjectStoreError
 from graphunified_query.core.stores.publication import Generation
-from graphunified_query.core.stores.remote_generation import GENERATIONS, MANIFEST, POINTER
+from graphunified_query.core.stores.remote_generation import GENERATIONS
 
 WRITER = "WRITER"
 HOME_ID_FILE = "home.id"

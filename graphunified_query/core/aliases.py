@@ -2,24 +2,20 @@
 
 The `documents` asset writes the whole input folder's map (indexed id -> its copies' ids) on every
 run, atomically; the query engine reads it once and adds the copies to each context's citation,
-``a.md (also: b.md) > Section``, and to ``metadata["also_sources"]``. An entry whose document is
-no longer indexed is ignored, so a stale map never invents a source.
+``a.md (also: b.md) > Section``, and to ``metadata["also_sources"]`` (`context/aliases.py`). An
+entry whose document is no longer indexed is ignored, so a stale map never invents a source.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from types import MappingProxyType
 
+from graphunified_query.core.artifacts import ALIASES_FILE
 from graphunified_query.core.layout import HomeLayout
-from graphunified_query.strategies.results import RetrievalResult
-
-ALIASES_FILE = "document_aliases.json"
 
 
 def aliases_path(layout: HomeLayout) -> Path:
@@ -54,24 +50,3 @@ def read_aliases(layout: HomeLayout, indexed: Collection[str]) -> dict[str, tupl
         for key, names in raw.items()
         if key in indexed and isinstance(names, list) and names
     }
-
-
-def with_aliases(
-    results: Sequence[RetrievalResult], aliases: Mapping[str, tuple[str, ...]]
-) -> tuple[RetrievalResult, ...]:
-    """``results`` with every copy of their document named in the source and the metadata."""
-    if not aliases:
-        return tuple(results)
-    named = []
-    for result in results:
-        also = aliases.get(result.document_id or "")
-        if not also:
-            named.append(result)
-            continue
-        source = result.source
-        if result.document_id and source.startswith(result.document_id):
-            rest = source[len(result.document_id) :]
-            source = f"{result.document_id} (also: {', '.join(also)}){rest}"
-        metadata = MappingProxyType({**result.metadata, "also_sources": list(also)})
-        named.append(dataclasses.replace(result, source=source, metadata=metadata))
-    return tuple(named)

@@ -10,11 +10,6 @@ import hashlib
 
 import pyarrow as pa
 
-DOCUMENTS = "documents"
-CHUNKS = "text_units"  # the `chunks` asset; GraphRAG calls the table text_units
-CHUNK_EMBEDDINGS = "chunk_embeddings"
-FAILURES = "failures"
-
 _strings = pa.list_(pa.string())
 
 DOCUMENTS_SCHEMA = pa.schema(
@@ -106,11 +101,6 @@ def stable_int_id(key: str) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:6], "big")
 
 
-EXTRACTIONS = "extractions"
-ENTITIES = "entities"
-RELATIONSHIPS = "relationships"
-FACTS = "facts"
-
 _entity_record = pa.struct([("name", pa.string()), ("type", pa.string()), ("description", pa.string())])
 _relationship_record = pa.struct(
     [
@@ -184,11 +174,6 @@ FACTS_SCHEMA = pa.schema(
     ]
 )
 
-
-GRAPH_EDGES = "graph_edges"
-SYNONYMS = "synonyms"
-COMMUNITIES = "communities"
-COMMUNITY_REPORTS = "community_reports"
 
 # Every edge the graph retrievers walk, in node-id space: entity ids and chunk ids.
 GRAPH_EDGES_SCHEMA = pa.schema(

@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from graphunified_query.context.aliases import with_aliases
 from graphunified_query.context.pipeline import ContextPipeline
-from graphunified_query.core.aliases import read_aliases, with_aliases
+from graphunified_query.core.aliases import read_aliases
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers.embedding import Embedder, check_same_model, make_embedder
 from graphunified_query.core.providers.registry import resolve_llm

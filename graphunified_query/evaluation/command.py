@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphunified_query.core.providers.registry import ANTHROPIC_KEY
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.evaluation.dataset import load_dataset
 from graphunified_query.evaluation.home import default_home, ensure_index
@@ -77,7 +78,7 @@ def run_eval(options: EvalOptions) -> dict[str, Any]:
     if options.judge and (engine.llm is None or not options.generate):
         raise ValueError(
             "--judge compares generated answers with the configured LLM: add --generate and set "
-            "llm.provider (or ANTHROPIC_API_KEY)"
+            f"llm.provider (or {ANTHROPIC_KEY})"
         )
     runs = run_questions(
         engine,

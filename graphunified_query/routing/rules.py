@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphunified_query.core.text.mentions import NOT_BRIDGES as NOT_BRIDGES
-from graphunified_query.core.text.mentions import mentions
 from graphunified_query.strategies.entity_linking import NameIndex
+from graphunified_query.strategies.mentions import NOT_BRIDGES as NOT_BRIDGES
+from graphunified_query.strategies.mentions import mentions
 from graphunified_query.strategies.registry import fallbacks
 
 # Where a strategy's questions go when it is not built: each strategy's `fallbacks` in the registry.

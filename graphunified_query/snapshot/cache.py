@@ -28,16 +28,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from graphunified_query.core.artifacts import CHUNK_VECTORS, PPR_FILE, REPORT_POINT_VECTORS, VECTOR_TABLES
 from graphunified_query.core.indexes import ivf
 from graphunified_query.core.indexes.ivf import InvertedLists
-from graphunified_query.core.indexes.report_points import REPORT_POINT_VECTORS, ReportPoints
+from graphunified_query.core.indexes.report_points import ReportPoints
 from graphunified_query.core.stores.parquet import StoreError
 from graphunified_query.snapshot.arrow_rows import ArrowStrings
-from graphunified_query.snapshot.model import CHUNK_VECTORS, PPR_FILE, VECTOR_TABLES
 
 if TYPE_CHECKING:
     from graphunified_query.core.stores.lance_reader import LanceTables
-    from graphunified_query.snapshot.loader import PublishedFiles
+    from graphunified_query.core.stores.publication import PublishedFiles
 
 SNAPSHOT_CACHE = "snapshot"  # under the home's cache folder: the mapped vector matrices
 _NAME = re.compile(r"^g(\d+)-")

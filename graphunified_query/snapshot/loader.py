@@ -9,22 +9,33 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TypeVar
 
-import pyarrow as pa
-
+from graphunified_query.core.artifacts import (
+    BM25_FOLDER,
+    CHUNK_SIMILARITY_FILE,
+    CHUNK_VECTORS,
+    COMMUNITIES,
+    COMMUNITY_REPORTS,
+    ENTITIES,
+    FACTS,
+    PPR_FILE,
+    RELATIONSHIPS,
+    VECTOR_TABLES,
+    ivf_file,
+)
 from graphunified_query.core.indexes import ivf
 from graphunified_query.core.indexes.bm25 import BM25Index
-from graphunified_query.core.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, SimilarityEdges
+from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges
 from graphunified_query.core.indexes.dense import DenseIndex
-from graphunified_query.core.indexes.ivf import ivf_file
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
-from graphunified_query.core.layout import HomeLayout, build_command, refresh_command
-from graphunified_query.core.stores.lance_reader import LanceTables, damaged
+from graphunified_query.core.layout import HomeLayout, refresh_command
+from graphunified_query.core.stores.errors import IndexNotBuilt, StoreDamaged
+from graphunified_query.core.stores.lance_reader import LanceTables
 from graphunified_query.core.stores.object_store import is_object_store_uri
 from graphunified_query.core.stores.parquet import StoreError
-from graphunified_query.core.stores.publication import current
-from graphunified_query.core.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, FACTS, RELATIONSHIPS
+from graphunified_query.core.stores.publication import PublishedFiles, current
+from graphunified_query.core.stores.published_check import check_present, index_file
 from graphunified_query.snapshot.arrow_rows import ArrowRows
 from graphunified_query.snapshot.cache import (
     cache_folder,
@@ -35,16 +46,7 @@ from graphunified_query.snapshot.cache import (
     mapped_vectors,
     single_model,
 )
-from graphunified_query.snapshot.model import (
-    BM25_FOLDER,
-    CHUNK_VECTORS,
-    PPR_FILE,
-    VECTOR_TABLES,
-    IndexNotBuilt,
-    Snapshot,
-    StoreDamaged,
-    chunks_from_arrow,
-)
+from graphunified_query.snapshot.model import Snapshot, chunks_from_arrow
 
 _T = TypeVar("_T")
 # Columns the retrievers read in loops over many rows: converted to Python lists once, at load.
@@ -54,26 +56,6 @@ HOT_COLUMNS: dict[str, tuple[str, ...]] = {
     FACTS: ("id", "subject_id", "object_id"),
     COMMUNITY_REPORTS: ("id", "community", "level"),
 }
-
-
-class PublishedFiles(Protocol):
-    """One generation's files, local (`publication.Generation`) or remote (`RemoteGeneration`)."""
-
-    number: int
-
-    @property
-    def published(self) -> bool: ...  # False: the live files of a home built before generations
-    @property
-    def local_home(self) -> Path: ...  # where aliases (and a remote generation's downloads) are
-    def describe(self) -> str: ...
-    def rebuild_hint(self) -> str: ...
-    def missing_files(self) -> list[str]: ...
-    def read_table(self, table: str, hint: str) -> pa.Table: ...
-    def index_path(self, name: str) -> Path: ...
-    def lance_connect(self) -> Any: ...
-    def lance_location(self, table: str) -> str: ...
-    def lance_exists(self, table: str) -> bool: ...
-    def lance_version(self, table: str) -> int | None: ...
 
 
 def load_snapshot(home: Path | str, *, environ: Mapping[str, str] | None = None) -> Snapshot:
@@ -133,22 +115,7 @@ def _load(generation: PublishedFiles) -> Snapshot:
 
 def _read(generation: PublishedFiles) -> Snapshot:
     hint = generation.rebuild_hint()
-    missing = generation.missing_files()
-    if missing:
-        raise StoreDamaged(f"{missing[0]} is missing ({generation.describe()}); rebuild it with `{hint}`.")
-    if not generation.lance_exists(CHUNK_VECTORS):
-        if not generation.published:
-            build = build_command(generation.local_home)
-            raise IndexNotBuilt(
-                f"No index in {generation.local_home}: {CHUNK_VECTORS} is missing. Build it with `{build}`."
-            )
-        raise StoreDamaged(
-            f"{generation.lance_location(CHUNK_VECTORS)} is missing ({generation.describe()} "
-            f"needs it); rebuild it with `{hint}`."
-        )
-    for name in (CHUNK_VECTORS, *VECTOR_TABLES.values()):
-        if not generation.lance_exists(name):  # checked even when its data is mapped from the cache
-            raise damaged(name, generation, hint, FileNotFoundError(name))
+    check_present(generation)
     lance = LanceTables(generation, hint)
     cache = cache_folder(generation.local_home)
     frozen = generation_key(generation)
@@ -168,7 +135,7 @@ def _read(generation: PublishedFiles) -> Snapshot:
             tables[name] = (rows, DenseIndex.empty(dimension))
             continue
         lists_path = generation.index_path(ivf_file(vector_table))
-        lists = _index_file(lambda p=lists_path, ids=ids: ivf.load(p, ids), lists_path, hint)
+        lists = index_file(lambda p=lists_path, ids=ids: ivf.load(p, ids), lists_path, hint)
         matrix, vector_model = mapped_vectors(cache, lance, vector_table, ids, lists)
         if vector_model != model:
             raise StoreError(
@@ -177,9 +144,9 @@ def _read(generation: PublishedFiles) -> Snapshot:
             )
         dense = DenseIndex.clustered(ids, matrix, lists, ordered=True) if lists else DenseIndex(ids, matrix)
         tables[name] = (rows, dense)
-    bm25 = _index_file(BM25Index.load, generation.index_path(BM25_FOLDER), hint)
-    graph = _index_file(PPRGraph.load, generation.index_path(PPR_FILE), hint)
-    chunk_similarity = _index_file(SimilarityEdges.load, generation.index_path(CHUNK_SIMILARITY_FILE), hint)
+    bm25 = index_file(BM25Index.load, generation.index_path(BM25_FOLDER), hint)
+    graph = index_file(PPRGraph.load, generation.index_path(PPR_FILE), hint)
+    chunk_similarity = index_file(SimilarityEdges.load, generation.index_path(CHUNK_SIMILARITY_FILE), hint)
     return Snapshot(
         home=generation.local_home,
         model=model,
@@ -205,12 +172,3 @@ def _read(generation: PublishedFiles) -> Snapshot:
         generation=generation.number,
         report_points=mapped_report_points(cache, lance, model),
     )
-
-
-def _index_file(load: Callable[[Path], _T], path: Path, hint: str) -> _T:
-    """A strategy index file, or an error naming it (the loaders raise whatever numpy/bm25s do)."""
-    try:
-        return load(path)
-    except Exception as error:  # any failure to parse a stored file means it is damaged
-        state = "missing" if not path.exists() else f"unreadable ({type(error).__name__}: {error})"
-        raise StoreDamaged(f"{path} is {state}; rebuild it with `{hint}`.") from None

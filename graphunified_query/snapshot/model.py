@@ -21,30 +21,9 @@ from graphunified_query.core.indexes.dense import DenseIndex
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
 from graphunified_query.core.indexes.report_points import ReportPoints
 from graphunified_query.core.risk import LEVELS, LOW, RiskLevel, rank
-from graphunified_query.core.stores.parquet import StoreError
-from graphunified_query.core.tables import (
-    COMMUNITY_REPORTS,
-    ENTITIES,
-    FACTS,
-    RELATIONSHIPS,
-    with_chunk_risk,
-)
+from graphunified_query.core.tables import with_chunk_risk
 from graphunified_query.snapshot.adjacency import Adjacency, build_adjacency
 from graphunified_query.snapshot.arrow_rows import ArrowRows, ArrowStrings, column_of
-
-CHUNK_VECTORS = "chunk_vectors"
-VECTOR_TABLES = {
-    ENTITIES: "entity_vectors",
-    RELATIONSHIPS: "relationship_vectors",
-    FACTS: "fact_vectors",
-    COMMUNITY_REPORTS: "report_vectors",
-}
-BM25_FOLDER = "bm25"
-PPR_FILE = "ppr_graph.npz"
-
-
-class IndexNotBuilt(StoreError):
-    """The data home has no (complete) index; the message names the command that builds it."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +127,3 @@ class Snapshot:
     def chunk_rows(self, chunk_ids: list[str] | tuple[str, ...]) -> list[int]:
         """Rows of the chunk ids that are live in this snapshot, in the given order."""
         return [self.chunk_row[c] for c in chunk_ids if c in self.chunk_row]
-
-
-class StoreDamaged(IndexNotBuilt):
-    """A stored file is truncated, deleted or unreadable; the message names it and the rebuild."""

@@ -10,17 +10,15 @@ director of film Jump for Glory?" → low ["Jump for Glory"], high ["director", 
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from graphunified_query.core.text.entity_names import LABEL_TO_TYPE, clean_name
-from graphunified_query.core.text.mentions import NOT_BRIDGES
+from graphunified_query.core.text.themes import name_words, theme_phrases
+from graphunified_query.strategies.mentions import NOT_BRIDGES
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Span, Token
-
-_THEME_POS = {"NOUN", "ADJ"}
+    from spacy.tokens import Doc, Token
 
 
 @dataclass(frozen=True)
@@ -42,31 +40,6 @@ def query_keywords(question: str) -> QueryKeywords:
 def split_keywords(doc: Doc) -> QueryKeywords:
     low = tuple(name for name, _ in question_entities(doc))
     return QueryKeywords(low, tuple(theme_phrases(doc, name_words(low))))
-
-
-def theme_phrases(text: Doc | Span, excluded: Collection[str] = ()) -> list[str]:
-    """The theme words of each noun phrase, in order: its nouns and adjectives outside any named
-    entity, stop word or ``excluded`` word (lowercase). The same rule makes a relationship's
-    offline keywords from its sentence, so the two sides of `global` mode speak alike."""
-    phrases: list[str] = []
-    for chunk in text.noun_chunks:
-        words = [
-            t.text.lower()
-            for t in chunk
-            if t.pos_ in _THEME_POS
-            and t.ent_iob_ == "O"
-            and not t.is_stop
-            and t.is_alpha
-            and t.text.lower() not in excluded
-        ]
-        if words:
-            phrases.append(" ".join(words))
-    return list(dict.fromkeys(phrases))
-
-
-def name_words(names: Collection[str]) -> set[str]:
-    """The lowercase words of names, which a theme phrase must not repeat."""
-    return {word.lower() for name in names for word in name.split()}
 
 
 def question_entities(doc: Doc) -> tuple[tuple[str, str], ...]:

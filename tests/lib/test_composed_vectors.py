@@ -14,9 +14,9 @@ from graphunified_assets.lib.vectors.composed_vectors import (
     report_and_point_vectors,
     report_pieces,
 )
+from graphunified_query.core.artifacts import ENTITIES
 from graphunified_query.core.indexes.report_points import report_points
 from graphunified_query.core.providers.local_embedder import LocalMiniLMEmbedder
-from graphunified_query.core.tables import ENTITIES
 from tests.fakes.recording_embedder import RecordingEmbedder
 
 CURTIZ = "Michael Curtiz was a Hungarian-American film director. He directed Casablanca in 1942."

@@ -9,7 +9,7 @@ import pytest
 from graphunified_assets.lib.vectors.graph_vector_texts import ROW_TEXTS as _TEXTS
 from graphunified_assets.lib.vectors.graph_vector_texts import column_texts as _texts
 from graphunified_assets.lib.vectors.relationship_vectors import relationship_text
-from graphunified_query.core.tables import ENTITIES, FACTS, RELATIONSHIPS
+from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIPS
 
 RELATIONSHIPS_ROWS = [
     {

@@ -16,6 +16,7 @@ from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers import registry
 from graphunified_query.core.providers.llm import LLM
 from graphunified_query.core.providers.registry import provider_name, register_llm, resolve_llm
+from graphunified_query.core.registry import UnknownName
 from graphunified_query.core.settings.model import Settings, SettingsError, load_settings
 from tests.fakes import toy_provider
 
@@ -25,7 +26,7 @@ def toy() -> Iterator[None]:
     register_llm("toy", "tests.fakes.toy_provider:build")  # the one line a provider needs
     toy_provider.SENT.clear()
     yield
-    registry.LLMS.pop("toy", None)
+    registry.LLMS.unregister("toy")
 
 
 def test_the_one_selection_rule() -> None:
@@ -40,12 +41,14 @@ def test_the_one_selection_rule() -> None:
 
 def test_an_unknown_provider_is_refused_by_name(tmp_path: Path) -> None:
     (tmp_path / "settings.yaml").write_text("llm: {provider: gemini}\n")
-    with pytest.raises(SettingsError, match=r"llm\.provider 'gemini' is not a known provider"):
+    with pytest.raises(
+        SettingsError, match=r"llm\.provider 'gemini' is not registered; use one of: auto, offline, anthropic"
+    ):
         load_settings(tmp_path)
 
 
 def test_reserved_names_cannot_be_registered() -> None:
-    with pytest.raises(registry.ProviderError, match="reserved"):
+    with pytest.raises(UnknownName, match="reserved"):
         register_llm("offline", "tests.fakes.toy_provider:build")
 
 

@@ -9,13 +9,9 @@ import numpy as np
 import pytest
 
 from graphunified_assets.definitions import defs
+from graphunified_query.core.artifacts import CHUNK_SIMILARITY_FILE
 from graphunified_query.core.indexes import chunk_similarity
-from graphunified_query.core.indexes.chunk_similarity import (
-    CHUNK_SIMILARITY_FILE,
-    SimilarityEdges,
-    knn_pairs,
-    similarity_edges,
-)
+from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges, knn_pairs, similarity_edges
 from graphunified_query.core.indexes.manifest import read_manifest
 from graphunified_query.core.settings.model import GraphSettings
 from graphunified_query.engine.query_engine import QueryEngine

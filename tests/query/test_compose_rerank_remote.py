@@ -13,6 +13,7 @@ from graphunified_query.core.providers.claude import ClaudeClient
 from graphunified_query.core.providers.json_repair import loads_lenient
 from graphunified_query.core.settings.model import LLMSettings, Settings
 from graphunified_query.strategies.rerank.llm import TOOL_NAME, LLMReranker, parse_scores
+from graphunified_query.strategies.rerank.registry import make_reranker
 from graphunified_query.strategies.rerank.rerank import RerankError, RerankingRetriever
 from graphunified_query.strategies.rerank.voyage import VoyageReranker
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
@@ -139,10 +140,12 @@ def test_voyage_reranker_retries_transient_errors_and_masks_the_key() -> None:
         assert "not-the-key" not in str(error.value)
 
 
-def test_voyage_reranker_from_settings_needs_the_key() -> None:
-    with pytest.raises(RerankError, match="VOYAGE_API_KEY"):
-        VoyageReranker.from_settings(Settings(), environ={})
-    reranker = VoyageReranker.from_settings(
-        Settings(), environ={"VOYAGE_API_KEY": "k"}, model="rerank-2.5-lite"
-    )
-    assert reranker.model == "rerank-2.5-lite"
+def test_voyage_reranker_by_name_needs_the_key_and_reads_the_endpoint() -> None:
+    context = make_context([("c1", "d1", "harrow"), ("c2", "d1", "mill")])
+    with pytest.raises(ValueError, match="reranker 'voyage' needs the VOYAGE_API_KEY environment variable"):
+        make_reranker("voyage", context, environ={})
+    with FakeVoyageServer() as server:
+        environ = {"VOYAGE_API_KEY": "test-key", "VOYAGE_BASE_URL": server.base_url}
+        reranker = make_reranker("voyage", context, environ=environ)
+        assert isinstance(reranker, VoyageReranker)
+        assert reranker.score("harrow", ["harrow", "mill"]) == [1.0, 0.0]

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphunified_query.core.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, SimilarityEdges
+from graphunified_query.core.artifacts import CHUNK_SIMILARITY_FILE, SYNONYMS
+from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers import EmbeddingModelMismatch
 from graphunified_query.core.stores.parquet import read_table
-from graphunified_query.core.tables import SYNONYMS
 from graphunified_query.engine.query_engine import QueryEngine
 from tests.query.conftest import FIXTURE, OFFLINE_SETTINGS, index_offline
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphunified_query.core.artifacts import ivf_file
 from graphunified_query.core.indexes import ivf
 from graphunified_query.core.indexes.dense import DenseIndex
 
@@ -41,7 +42,7 @@ def test_probing_a_tenth_of_the_lists_finds_nearly_all_of_the_exact_top_10() -> 
 def test_lists_built_for_other_rows_are_ignored(tmp_path: Path) -> None:
     matrix = _clustered(2_000)
     ids = [f"r{i}" for i in range(len(matrix))]
-    path = tmp_path / ivf.ivf_file("relationship_vectors")
+    path = tmp_path / ivf_file("relationship_vectors")
     ivf.save(path, ivf.build(matrix, ids))
     assert ivf.load(path, ids) is not None
     assert ivf.load(path, [*ids[:-1], "changed"]) is None  # the table changed since: exact search
@@ -116,7 +117,7 @@ def _recall(matrix: np.ndarray, lists: ivf.InvertedLists, queries: np.ndarray) -
 def test_an_update_starts_from_the_previous_centroids_and_finds_as_much(tmp_path: Path) -> None:
     matrix = _clustered(20_000, seed=6)
     ids = [f"r{i}" for i in range(len(matrix))]
-    path = tmp_path / ivf.ivf_file("relationship_vectors")
+    path = tmp_path / ivf_file("relationship_vectors")
     ivf.save(path, ivf.build(matrix[:19_500], ids[:19_500]))  # before a few documents were added
     previous = ivf.load_previous(path)
     assert previous is not None and ivf.load(path, ids) is None  # other rows: a warm start only

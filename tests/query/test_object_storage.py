@@ -21,12 +21,12 @@ import pytest
 from graphunified_assets.ops.object_mirror import mirror
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.settings.model import StorageSettings
+from graphunified_query.core.stores.errors import IndexNotBuilt
 from graphunified_query.core.stores.lance_versions import release_unused_versions
 from graphunified_query.core.stores.object_store import ObjectFiles, ObjectStore, ObjectStoreError
 from graphunified_query.core.stores.publication import Generation, current, publish, published_lance_versions
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.snapshot.loader import load_snapshot
-from graphunified_query.snapshot.model import IndexNotBuilt
 from graphunified_query.strategies.registry import names
 from tests.fakes.s3_server import SECRET_KEY, FakeS3Server
 

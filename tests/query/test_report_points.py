@@ -10,7 +10,8 @@ import lancedb
 import numpy as np
 import pytest
 
-from graphunified_query.core.indexes.report_points import REPORT_POINT_VECTORS, ReportPoints, report_points
+from graphunified_query.core.artifacts import REPORT_POINT_VECTORS
+from graphunified_query.core.indexes.report_points import ReportPoints, report_points
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.strategies.global_map import ExtractiveMapper
 from tests.fakes.recording_embedder import RecordingEmbedder

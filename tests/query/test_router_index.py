@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphunified_query.core.text.mentions import NOT_BRIDGES
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.routing.command import home_router
 from graphunified_query.strategies.entity_linking import name_index, name_key
+from graphunified_query.strategies.mentions import NOT_BRIDGES
 
 
 def _named_entity(engine: QueryEngine) -> tuple[str, str]:

@@ -14,9 +14,9 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops.indexing import index
 from graphunified_query import cli as query_cli
 from graphunified_query.core.layout import HomeLayout, partition_file_stem
+from graphunified_query.core.stores.errors import StoreDamaged
 from graphunified_query.core.stores.publication import current
 from graphunified_query.snapshot.loader import load_snapshot
-from graphunified_query.snapshot.model import StoreDamaged
 from tests.conftest import SAMPLE_DOCS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -5,11 +5,11 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.defs.assets.vector_index import CHUNK_VECTORS
 from graphunified_assets.defs.observability import stage_timing
 from graphunified_assets.defs.partitions import after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
-from graphunified_query.core.indexes.chunk_similarity import CHUNK_SIMILARITY_FILE, similarity_edges
+from graphunified_query.core.artifacts import CHUNK_SIMILARITY_FILE, CHUNK_VECTORS
+from graphunified_query.core.indexes.chunk_similarity import similarity_edges
 from graphunified_query.core.indexes.manifest import write_manifest
 from graphunified_query.core.providers.fused_embedder import primary_vectors
 from graphunified_query.core.stores.parquet import write_table_atomic

@@ -13,8 +13,9 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest import chunking
 from graphunified_assets.lib.ingest.chunking import chunk_text
 from graphunified_assets.lib.risk.detector import assess_document
+from graphunified_query.core.artifacts import CHUNKS
 from graphunified_query.core.providers import load_tokenizer
-from graphunified_query.core.tables import CHUNKS, CHUNKS_SCHEMA, stable_int_id, text_hash
+from graphunified_query.core.tables import CHUNKS_SCHEMA, stable_int_id, text_hash
 
 
 @per_document_asset(table=CHUNKS, group_name="ingest", code_version=logic_version(chunking))

@@ -15,8 +15,8 @@ from graphunified_assets.lib.graph.leiden import (
     detect_communities,
     read_clustering,
 )
+from graphunified_query.core.artifacts import COMMUNITIES, ENTITIES, RELATIONSHIPS
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
-from graphunified_query.core.tables import COMMUNITIES, ENTITIES, RELATIONSHIPS
 
 CLUSTERING_STATE = "community_clustering"
 

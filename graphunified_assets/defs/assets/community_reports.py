@@ -4,7 +4,6 @@ import dagster as dg
 import lancedb
 import pyarrow.compute as pc
 
-from graphunified_assets.defs.assets.vector_index import CHUNK_VECTORS
 from graphunified_assets.defs.catalog import logic_version
 from graphunified_assets.defs.failure_metadata import failure_metadata
 from graphunified_assets.defs.observability import llm_usage, stage_timing
@@ -15,8 +14,14 @@ from graphunified_assets.lib.reports import build, extractive
 from graphunified_assets.lib.reports import context as report_context
 from graphunified_assets.lib.reports.build import build_reports
 from graphunified_assets.lib.reports.extractive import ExtractiveReporter
+from graphunified_query.core.artifacts import (
+    CHUNK_VECTORS,
+    COMMUNITIES,
+    COMMUNITY_REPORTS,
+    ENTITIES,
+    RELATIONSHIPS,
+)
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
-from graphunified_query.core.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, RELATIONSHIPS
 
 STAGE = "report"  # the failures table's stage for communities whose report fell back to extractive
 

@@ -14,7 +14,8 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.readers import ParsedDocument, read_documents
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_query.core.aliases import write_aliases
-from graphunified_query.core.tables import DOCUMENTS, DOCUMENTS_SCHEMA, stable_int_id
+from graphunified_query.core.artifacts import DOCUMENTS
+from graphunified_query.core.tables import DOCUMENTS_SCHEMA, stable_int_id
 
 STAGE = "documents"
 

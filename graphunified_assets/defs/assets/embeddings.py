@@ -12,9 +12,10 @@ from graphunified_assets.defs.io_manager import without_partitions
 from graphunified_assets.defs.partitions import per_document_asset
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS
 from graphunified_query.core.providers import CachedEmbedder
 from graphunified_query.core.providers.embedding import EmbeddingError
-from graphunified_query.core.tables import CHUNK_EMBEDDINGS, chunk_embeddings_schema, contextual_text
+from graphunified_query.core.tables import chunk_embeddings_schema, contextual_text
 
 PROGRESS_EVERY = 512  # texts between progress log lines
 STAGE = "embed"  # the failures table's stage for documents whose chunks could not be embedded

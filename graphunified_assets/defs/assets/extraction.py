@@ -16,8 +16,9 @@ from graphunified_assets.lib.extraction.cache_purge import extraction_inputs
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, document_failures
 from graphunified_assets.lib.extraction.records import ChunkExtraction
 from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_query.core.artifacts import EXTRACTIONS
 from graphunified_query.core.providers.cost import BudgetExceeded
-from graphunified_query.core.tables import EXTRACTIONS, EXTRACTIONS_SCHEMA
+from graphunified_query.core.tables import EXTRACTIONS_SCHEMA
 
 STAGE = "extract"  # the failures table's stage for documents whose extraction failed
 

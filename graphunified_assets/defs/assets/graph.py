@@ -11,9 +11,9 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.graph import edges, synonyms
 from graphunified_assets.lib.graph.edges import graph_edges
 from graphunified_assets.lib.graph.synonyms import synonym_edges
+from graphunified_query.core.artifacts import ENTITIES, GRAPH_EDGES, RELATIONSHIPS, SYNONYMS
 from graphunified_query.core.providers.fused_embedder import primary_embedder
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
-from graphunified_query.core.tables import ENTITIES, GRAPH_EDGES, RELATIONSHIPS, SYNONYMS
 
 UNNAMED_TYPES = ("DATE",)
 

@@ -5,13 +5,20 @@ import lancedb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphunified_assets.defs.assets.graph_vectors import VECTOR_TABLES
-from graphunified_assets.defs.assets.strategy_indexes import REPORT_VECTORS
-from graphunified_assets.defs.assets.vector_index import CHUNK_VECTORS
 from graphunified_assets.defs.resources import GraphUnifiedResource
-from graphunified_query.core.indexes.report_points import REPORT_POINT_VECTORS, report_points
+from graphunified_query.core.artifacts import (
+    CHUNK_VECTORS,
+    COMMUNITIES,
+    COMMUNITY_REPORTS,
+    ENTITIES,
+    FACTS,
+    RELATIONSHIPS,
+    REPORT_POINT_VECTORS,
+    REPORT_VECTORS,
+    VECTOR_TABLES,
+)
+from graphunified_query.core.indexes.report_points import report_points
 from graphunified_query.core.stores.parquet import read_table
-from graphunified_query.core.tables import COMMUNITIES, COMMUNITY_REPORTS, ENTITIES, FACTS, RELATIONSHIPS
 
 
 def _live_chunk_ids(graphunified: GraphUnifiedResource) -> set[str]:
@@ -116,7 +123,7 @@ def community_hierarchy_is_consistent(graphunified: GraphUnifiedResource) -> dg.
 def vector_indexes_match_tables(graphunified: GraphUnifiedResource) -> dg.AssetCheckResult:
     layout = graphunified.layout
     db = lancedb.connect(str(layout.lancedb))
-    sources = {**VECTOR_TABLES, COMMUNITY_REPORTS: REPORT_VECTORS}
+    sources = VECTOR_TABLES
     counts: dict[str, str] = {}
     models: set[str] = set()
     mismatched = []

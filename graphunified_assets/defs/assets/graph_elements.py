@@ -13,11 +13,11 @@ from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
 from graphunified_assets.lib.graph.relationship_keywords import spacy_phrases
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
+from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIPS
 from graphunified_query.core.embedding_models import uncalibrated_thresholds_warning
 from graphunified_query.core.providers.fused_embedder import primary_embedder
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.stores.parquet import write_table_atomic
-from graphunified_query.core.tables import ENTITIES, FACTS, RELATIONSHIPS
 
 PAIR_MEMORY = "resolution_pairs.json.gz"  # in the home's cache folder: deleting it costs one full resolution
 

@@ -39,13 +39,21 @@ from graphunified_assets.lib.vectors.relationship_vectors import (
     relationship_text,
     relationship_vectors,
 )
+from graphunified_query.core.artifacts import (
+    ENTITIES,
+    FACTS,
+    GRAPH_VECTORS_MANIFEST,
+    RELATIONSHIPS,
+    VECTOR_TABLES,
+    ivf_file,
+)
 from graphunified_query.core.indexes import ivf
 from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
 from graphunified_query.core.providers import CachedEmbedder
 from graphunified_query.core.stores.parquet import read_table
-from graphunified_query.core.tables import ENTITIES, FACTS, RELATIONSHIPS
 
-VECTOR_TABLES = {ENTITIES: "entity_vectors", RELATIONSHIPS: "relationship_vectors", FACTS: "fact_vectors"}
+# The graph tables embedded here; the reports' vectors are `strategy_indexes.report_vectors`'.
+GRAPH_VECTOR_TABLES = {k: v for k, v in VECTOR_TABLES.items() if k in (ENTITIES, RELATIONSHIPS, FACTS)}
 SLICE_ROWS = 16_384  # rows per slice: ~25 MB of vectors, a few tens of MB of Python rows
 
 
@@ -75,13 +83,13 @@ def graph_vectors(
         "pair_weight": PAIR_WEIGHT,
         "entity_exponent": ENTITY_EXPONENT if composed_entities else None,  # None: embedded whole
     }
-    previous = read_manifest(layout.index_path("graph_vectors")) or {}
+    previous = read_manifest(layout.index_path(GRAPH_VECTORS_MANIFEST)) or {}
     same_settings = previous.get("model") == embedder.model_name and all(
         previous.get(name) == value for name, value in composition.items()
     )
-    for source, target in VECTOR_TABLES.items():
+    for source, target in GRAPH_VECTOR_TABLES.items():
         table = read_table(layout.table_path(source))
-        lists_path = layout.index_path(ivf.ivf_file(target))
+        lists_path = layout.index_path(ivf_file(target))
         update = _updated(db, target, table, source, vectorizer) if same_settings else None
         if update is None:
             slices = _slices(table, source, vectorizer)
@@ -109,8 +117,8 @@ def graph_vectors(
         }
     )
     manifest = write_manifest(
-        layout.index_path("graph_vectors"),
-        {source: file_fingerprint(layout.table_path(source)) for source in VECTOR_TABLES},
+        layout.index_path(GRAPH_VECTORS_MANIFEST),
+        {source: file_fingerprint(layout.table_path(source)) for source in GRAPH_VECTOR_TABLES},
         model=embedder.model_name,
         **composition,
     )

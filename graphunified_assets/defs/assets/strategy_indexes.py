@@ -12,7 +12,6 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.defs.assets.vector_index import CHUNK_VECTORS
 from graphunified_assets.defs.observability import stage_timing
 from graphunified_assets.defs.partitions import after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
@@ -24,20 +23,28 @@ from graphunified_assets.lib.vectors.lance_slices import (
     apply_change,
     optimize_due,
 )
+from graphunified_query.core.artifacts import (
+    BM25_FOLDER,
+    CHUNK_VECTORS,
+    COMMUNITY_REPORTS,
+    ENTITIES,
+    GRAPH_EDGES,
+    PPR_FILE,
+    REPORT_POINT_VECTORS,
+    REPORT_VECTORS,
+)
 from graphunified_query.core.indexes.bm25 import BM25Index
 from graphunified_query.core.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
-from graphunified_query.core.indexes.report_points import REPORT_POINT_VECTORS, report_points
+from graphunified_query.core.indexes.report_points import report_points
 from graphunified_query.core.providers import CachedEmbedder
 from graphunified_query.core.stores.lance_versions import release_unused_versions
 from graphunified_query.core.stores.parquet import read_table
 from graphunified_query.core.stores.publication import publish, published_lance_versions
-from graphunified_query.core.tables import COMMUNITY_REPORTS, ENTITIES, GRAPH_EDGES, contextual_text
+from graphunified_query.core.tables import contextual_text
 
 BM25_INDEX = "bm25_index"
 PPR_GRAPH = "ppr_graph"
-REPORT_VECTORS = "report_vectors"
-PPR_GRAPH_FILE = "ppr_graph.npz"
 
 
 def _chunk_rows(graphunified: GraphUnifiedResource) -> tuple[pa.Table, int]:
@@ -59,7 +66,7 @@ def bm25_index(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
         )
     ]
     index = BM25Index.build(chunks.column("id").to_pylist(), texts, k1=settings.bm25_k1, b=settings.bm25_b)
-    folder = graphunified.layout.index_path("bm25")
+    folder = graphunified.layout.index_path(BM25_FOLDER)
     index.save(folder)
     manifest = write_manifest(
         folder, {CHUNK_VECTORS: f"lance-v{version}"}, k1=settings.bm25_k1, b=settings.bm25_b
@@ -90,7 +97,7 @@ def ppr_graph(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
         chunks.column("id").to_pylist(),
         list(zip(*(edges.column(c).to_pylist() for c in ("source", "target", "weight")), strict=True)),
     )
-    path = layout.index_path(PPR_GRAPH_FILE)
+    path = layout.index_path(PPR_FILE)
     graph.save(path)
     manifest = write_manifest(
         path,

@@ -10,19 +10,12 @@ from graphunified_assets.defs.partitions import after_documents_change, document
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.pruning import prune_partition_files
 from graphunified_assets.ops.partition_reads import read_live
+from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNK_VECTORS, CHUNKS, DOCUMENTS, EXTRACTIONS
 from graphunified_query.core.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.core.providers import EmbeddingModelMismatch
-from graphunified_query.core.tables import (
-    CHUNK_EMBEDDINGS,
-    CHUNKS,
-    DOCUMENTS,
-    EXTRACTIONS,
-    RISK_COLUMNS,
-    with_chunk_risk,
-)
+from graphunified_query.core.tables import RISK_COLUMNS, with_chunk_risk
 
 PER_DOCUMENT_TABLES = (DOCUMENTS, CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)
-CHUNK_VECTORS = "chunk_vectors"
 
 
 @dg.asset(group_name="vectors", kinds={"lancedb"}, automation_condition=after_documents_change)

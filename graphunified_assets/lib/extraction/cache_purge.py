@@ -16,8 +16,9 @@ import pyarrow.parquet as pq
 from graphunified_assets.lib.extraction.extraction_cache import CachedExtractor
 from graphunified_assets.lib.extraction.plain_text import plain_text
 from graphunified_assets.lib.extraction.records import ChunkText, Extractor
+from graphunified_query.core.artifacts import CHUNKS
 from graphunified_query.core.layout import HomeLayout
-from graphunified_query.core.tables import CHUNKS, contextual_text
+from graphunified_query.core.tables import contextual_text
 
 
 def extraction_inputs(ids: Sequence[str], sections: Sequence[str], texts: Sequence[str]) -> list[ChunkText]:

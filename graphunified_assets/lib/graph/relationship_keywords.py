@@ -37,11 +37,11 @@ def spacy_phrases(cache: LLMCache | None = None) -> Phrases:
     """Theme phrases of texts with the shared spaCy pipeline (loaded once per process), cached by
     content when ``cache`` is given."""
     from graphunified_assets.lib.extraction.extraction_cache import source_digest
+    from graphunified_query.core.text import themes
     from graphunified_query.core.text.spacy_text import DEFAULT_MODEL, load_pipeline
-    from graphunified_query.strategies import query_keywords
 
     version = {
-        "relationship_keywords": source_digest(sys.modules[__name__], query_keywords),
+        "relationship_keywords": source_digest(sys.modules[__name__], themes),
         "model": DEFAULT_MODEL,
     }
 
@@ -53,7 +53,7 @@ def spacy_phrases(cache: LLMCache | None = None) -> Phrases:
         parsed: dict[str, dict[str, list[str]]] = {}
         docs = load_pipeline().pipe((texts[i] for i in missing), batch_size=64) if missing else ()
         for i, doc in zip(missing, docs, strict=True):
-            found[i] = query_keywords.theme_phrases(doc)
+            found[i] = themes.theme_phrases(doc)
             if cache is None:
                 continue
             parsed[keys[i]] = {"phrases": found[i]}
@@ -115,6 +115,6 @@ def ranked(counts: Counter[str], limit: int = MAX_EDGE_KEYWORDS) -> list[str]:
 
 
 def _words(names: Iterable[str]) -> set[str]:
-    from graphunified_query.strategies.query_keywords import name_words
+    from graphunified_query.core.text.themes import name_words
 
     return name_words(list(names))

@@ -18,6 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from graphunified_query.core.artifacts import DOCUMENTS
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.sqlite_files import open_rebuildable
 
@@ -117,7 +118,7 @@ class IndexState:
 def hashes_in_tables(home: Path) -> dict[str, str]:
     """What `documents` wrote, from its files: a lost state costs no re-indexing (failures are
     found again by the next run, as their documents have no files)."""
-    folder = HomeLayout.at(home).partition_dir("documents")
+    folder = HomeLayout.at(home).partition_dir(DOCUMENTS)
     hashes: dict[str, str] = {}
     for path in folder.glob("*.parquet") if folder.is_dir() else []:
         try:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_query.core.artifacts import DOCUMENTS
 from graphunified_query.core.layout import HomeLayout
 
 
@@ -60,7 +61,7 @@ def plan_update(
 
 
 def _is_incomplete(document_id: str, layout: HomeLayout, downstream_tables: Sequence[str]) -> bool:
-    source = layout.partition_path("documents", document_id)
+    source = layout.partition_path(DOCUMENTS, document_id)
     try:
         written = source.stat().st_mtime_ns
     except FileNotFoundError:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from graphunified_assets.lib.extraction.tuned_prompts import load_prompts
 from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_query.core.artifacts import DOCUMENTS
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.settings.model import Settings
 
@@ -66,7 +67,7 @@ def reextract_if_settings_changed(layout: HomeLayout, settings: Settings, provid
     touched = 0
     if recorded is not None and recorded != current:
         for document_id in IndexState(layout.index_state).indexed_hashes():
-            path = layout.partition_path("documents", document_id)
+            path = layout.partition_path(DOCUMENTS, document_id)
             if path.exists():
                 os.utime(path)  # newer than its chunks/extractions: unfinished work for plan_update
                 touched += 1

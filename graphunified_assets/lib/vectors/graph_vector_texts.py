@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.lib.vectors.relationship_vectors import relationship_text
-from graphunified_query.core.tables import ENTITIES, FACTS, RELATIONSHIPS
+from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIPS
 
 # What each row is embedded as: the name carries the match, the description the context.
 ROW_TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {

@@ -16,18 +16,17 @@ from typing import Any
 import pyarrow as pa
 
 from graphunified_assets.ops.graphrag_io.schema import graphrag_schema
-from graphunified_query.core.layout import HomeLayout
-from graphunified_query.core.stores.parquet import StoreError, read_table, read_tables, write_table_atomic
-from graphunified_query.core.tables import (
+from graphunified_query.core.artifacts import (
     CHUNKS,
-    CHUNKS_SCHEMA,
     COMMUNITIES,
     COMMUNITY_REPORTS,
     DOCUMENTS,
-    DOCUMENTS_SCHEMA,
     ENTITIES,
     RELATIONSHIPS,
 )
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.parquet import StoreError, read_table, read_tables, write_table_atomic
+from graphunified_query.core.tables import CHUNKS_SCHEMA, DOCUMENTS_SCHEMA
 
 
 @dataclass(frozen=True)

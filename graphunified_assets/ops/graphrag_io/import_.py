@@ -34,18 +34,18 @@ from graphunified_assets.ops.graphrag_io.convert import (
     title_degrees,
 )
 from graphunified_assets.ops.graphrag_io.read import GraphRAGFormatError, GraphRAGTables, read_graphrag
-from graphunified_query.core.layout import HomeLayout
-from graphunified_query.core.stores.parquet import write_table_atomic
-from graphunified_query.core.tables import (
+from graphunified_query.core.artifacts import (
     CHUNKS,
     COMMUNITIES,
     COMMUNITY_REPORTS,
     DOCUMENTS,
     ENTITIES,
     FACTS,
-    FACTS_SCHEMA,
     RELATIONSHIPS,
 )
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.parquet import write_table_atomic
+from graphunified_query.core.tables import FACTS_SCHEMA
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,15 @@ from pathlib import Path
 import dagster as dg
 import pyarrow as pa
 
-from graphunified_assets.defs.assets.strategy_indexes import BM25_INDEX, PPR_GRAPH, REPORT_VECTORS
-from graphunified_assets.defs.assets.vector_index import CHUNK_VECTORS
+from graphunified_assets.defs.assets.strategy_indexes import BM25_INDEX, PPR_GRAPH
 from graphunified_assets.defs.build import build_definitions
 from graphunified_assets.defs.partitions import documents_partitions
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.defs.sensors import partition_range_tags
 from graphunified_assets.ops.indexing import prepare_instance, run_job
-from graphunified_query.core.tables import (
+from graphunified_query.core.artifacts import (
     CHUNK_EMBEDDINGS,
+    CHUNK_VECTORS,
     CHUNKS,
     COMMUNITIES,
     COMMUNITY_REPORTS,
@@ -29,6 +29,7 @@ from graphunified_query.core.tables import (
     ENTITIES,
     FACTS,
     RELATIONSHIPS,
+    REPORT_VECTORS,
 )
 
 EMBEDDINGS_JOB = "graphrag_import_embeddings"

@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from graphunified_query.core.tables import (
+from graphunified_query.core.artifacts import (
     CHUNKS,
-    CHUNKS_SCHEMA,
     COMMUNITIES,
-    COMMUNITIES_SCHEMA,
     COMMUNITY_REPORTS,
-    COMMUNITY_REPORTS_SCHEMA,
     DOCUMENTS,
-    DOCUMENTS_SCHEMA,
     ENTITIES,
-    ENTITIES_SCHEMA,
     RELATIONSHIPS,
+)
+from graphunified_query.core.tables import (
+    CHUNKS_SCHEMA,
+    COMMUNITIES_SCHEMA,
+    COMMUNITY_REPORTS_SCHEMA,
+    DOCUMENTS_SCHEMA,
+    ENTITIES_SCHEMA,
     RELATIONSHIPS_SCHEMA,
 )
 

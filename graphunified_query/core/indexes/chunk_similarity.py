@@ -18,7 +18,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-CHUNK_SIMILARITY_FILE = "chunk_similarity.parquet"
 CHUNK_SIMILARITY_SCHEMA = pa.schema(
     [
         ("source_chunk", pa.string()),  # chunk ids, source_chunk < target_chunk

@@ -131,11 +131,6 @@ def _nearest(vectors: np.ndarray, centroids: np.ndarray, block: int = 16_384) ->
     )
 
 
-def ivf_file(vector_table: str) -> str:
-    """Where a vector table's lists live, relative to the home's index folder."""
-    return f"ivf/{vector_table}.npz"
-
-
 def ids_digest(ids: Sequence[str]) -> str:
     return hashlib.sha1("\n".join(ids).encode()).hexdigest()
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-MANIFEST_SUFFIX = ".manifest.json"
+from graphunified_query.core.artifacts import INDEX_MANIFEST_SUFFIX
 
 
 def file_fingerprint(path: Path) -> str:
@@ -45,4 +45,4 @@ def read_manifest(index: Path) -> dict[str, Any] | None:
 
 
 def manifest_path(index: Path) -> Path:
-    return index.with_name(index.name + MANIFEST_SUFFIX)
+    return index.with_name(index.name + INDEX_MANIFEST_SUFFIX)

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-REPORT_POINT_VECTORS = "report_point_vectors"
+from graphunified_query.core.artifacts import REPORT_POINT_VECTORS
+
 MAX_POINT_CHARS = 1200
 
 

@@ -26,9 +26,10 @@ from graphunified_query.core.providers.claude_retry import (
 from graphunified_query.core.providers.cost import CostLedger, Usage, price_usd
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.providers.llm_client import CachedLLMClient, ContentResponse, LLMError
+from graphunified_query.core.providers.registry import LLMS
 from graphunified_query.core.settings.model import LLMSettings, ModelPrice, Settings
 
-API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
+API_KEY_VARIABLE = LLMS.entry("anthropic").key_env_var or ""  # declared by its registry entry
 BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
 # Sampling parameters left the SDK's signature in anthropic 1.0 but are still valid on the wire
 # for the models priced in settings; the SDK's migration guide routes them through extra_body.
@@ -149,9 +150,8 @@ class ClaudeClient(CachedLLMClient[ClaudeResponse]):
         raise AssertionError("unreachable")
 
 
-def build(settings: Settings, *, cache: LLMCache | None, environ: Mapping[str, str]) -> ClaudeClient:
-    """The registry's factory (providers/registry.py): the key from ANTHROPIC_API_KEY in ``environ``."""
-    key = environ.get(API_KEY_VARIABLE, "").strip()
-    if not key:
-        raise LLMError(f"llm.provider is 'anthropic' but {API_KEY_VARIABLE} is not set; export it.")
+def build(
+    settings: Settings, *, cache: LLMCache | None, environ: Mapping[str, str], key: str
+) -> ClaudeClient:
+    """The registry's factory (providers/registry.py), given the key its entry declares."""
     return ClaudeClient(settings.llm, settings.prices, api_key=key, cache=cache)

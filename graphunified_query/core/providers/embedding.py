@@ -8,11 +8,11 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from graphunified_query.core.plugins import AUTO, EMBEDDERS
+from graphunified_query.core.registry import MissingKey
 from graphunified_query.core.settings.embedding import EmbeddingSettings
 
 EmbeddingKind = Literal["document", "query"]
-VOYAGE_KEY_VARIABLE = "VOYAGE_API_KEY"
-VOYAGE_URL_VARIABLE = "VOYAGE_BASE_URL"
 
 
 class EmbeddingError(RuntimeError):
@@ -46,31 +46,15 @@ def check_same_model(recorded: str, current: str) -> None:
 
 
 def make_embedder(settings: EmbeddingSettings, environ: Mapping[str, str] = os.environ) -> Embedder:
-    """The configured provider: 'auto' picks Voyage when its key is in `environ`, else the local
-    `embedding.models` (fused when several)."""
-    key = environ.get(VOYAGE_KEY_VARIABLE, "").strip()
+    """The configured provider (`embedders.EMBEDDERS`): 'auto' picks Voyage when its key is in
+    `environ`, else the local `embedding.models` (fused when several)."""
     provider = settings.provider
-    if provider == "auto":
-        provider = "voyage" if key else "local"
-    if provider == "local":
-        from graphunified_query.core.providers.local_models import local_embedder
-
-        return local_embedder(settings)
-    if not key:
-        raise EmbeddingError(
-            f"embedding.provider is 'voyage' but {VOYAGE_KEY_VARIABLE} is not set; export it, "
-            "or set embedding.provider to 'local' or 'auto'."
-        )
-    from graphunified_query.core.providers.voyage_embedder import VoyageEmbedder  # the SDK is slow to import
-
-    return VoyageEmbedder(
-        key,
-        model=settings.voyage_model,
-        base_url=settings.voyage_base_url or environ.get(VOYAGE_URL_VARIABLE) or None,
-        batch_size=settings.batch_size,
-        max_retries=settings.max_retries,
-        timeout=settings.timeout_seconds,
-    )
+    if provider == AUTO:
+        provider = "voyage" if EMBEDDERS.key("voyage", environ) else "local"
+    try:
+        return EMBEDDERS.create(provider, settings, environ=environ)
+    except MissingKey as error:
+        raise EmbeddingError(f"{error}, or set embedding.provider to 'local' or 'auto'.") from None
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:

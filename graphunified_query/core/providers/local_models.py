@@ -7,7 +7,7 @@ setting: never a silent fallback to another model (vectors of two models are not
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 
 import numpy as np
@@ -18,8 +18,9 @@ from graphunified_query.core.providers.fused_embedder import FusedEmbedder
 from graphunified_query.core.settings.embedding import EmbeddingModelSettings, EmbeddingSettings
 
 
-def local_embedder(settings: EmbeddingSettings) -> Embedder:
-    """One model as it is (its vectors and name unchanged), several fused (FusedEmbedder)."""
+def build(settings: EmbeddingSettings, *, environ: Mapping[str, str]) -> Embedder:
+    """The registry's factory (`embedders.EMBEDDERS`), which needs no key: one model as it is (its
+    vectors and name unchanged), several fused (FusedEmbedder)."""
     parts = [_load(entry, settings) for entry in settings.models]
     if len(parts) == 1:
         return parts[0]

@@ -33,9 +33,10 @@ from graphunified_query.core.providers.llm_client import (
     LLMError,
 )
 from graphunified_query.core.providers.openai_wire import Mode, chat_request, parse_reply
+from graphunified_query.core.providers.registry import LLMS
 from graphunified_query.core.settings.model import LLMSettings, ModelPrice, Settings
 
-API_KEY_VARIABLE = "OPENAI_API_KEY"
+API_KEY_VARIABLE = LLMS.entry("openai_compatible").key_env_var or ""  # declared by its registry entry
 PROVIDER = "openai_compatible"
 NO_KEY = "not-needed"  # local servers ignore the bearer token, but the SDK insists on one
 FREE = ModelPrice(input=0.0, output=0.0, cache_read=0.0, cache_write=0.0)
@@ -220,8 +221,7 @@ def _is_retryable(error: openai.APIError) -> bool:
 
 
 def build(
-    settings: Settings, *, cache: LLMCache | None, environ: Mapping[str, str]
+    settings: Settings, *, cache: LLMCache | None, environ: Mapping[str, str], key: str | None
 ) -> OpenAICompatibleClient:
-    """The registry's factory (providers/registry.py): the key (optional) from OPENAI_API_KEY."""
-    key = environ.get(API_KEY_VARIABLE, "").strip() or None
+    """The registry's factory (providers/registry.py), given the key (optional) its entry declares."""
     return OpenAICompatibleClient(settings.llm, settings.prices, api_key=key, cache=cache)

@@ -1,49 +1,41 @@
 """The one place that knows which LLM providers exist and which one a run uses.
 
-Adding a provider is one module with a `build(settings, *, cache, environ)` function and one line
-in `LLMS` (or a `register_llm` call, which is how tests add a toy provider). Every composition
-root (Dagster resources, the query engine, the CLIs, benchmarks) calls `resolve_llm`; no role
-looks at `llm.provider`. Entries are "module:function" strings so the provider SDKs (seconds to
-import) load only when that provider is used.
+Adding a provider is one module with a `build(settings, *, cache, environ)` function (and `key`
+when it declares a secret) and one `LLMS.register` line in `core/plugins.py` (a `register_llm`
+call is how tests add a toy provider); `LLMS` is a `core.registry.Registry`, the shape embedders
+and rerankers share.
+Every composition root (Dagster resources, the query engine, the CLIs, benchmarks) calls
+`resolve_llm`; no role looks at `llm.provider`. Entries are "module:function" strings so the
+provider SDKs (seconds to import) load only when that provider is used.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from graphunified_query.core.plugins import ANTHROPIC_KEY, AUTO, LLMS, OFFLINE
 
 if TYPE_CHECKING:  # settings validates llm.provider against this module, so no import back at run time
     from graphunified_query.core.providers.llm import LLM
     from graphunified_query.core.providers.llm_cache import LLMCache
     from graphunified_query.core.settings.model import Settings
 
-LLMFactory = Callable[..., "LLM"]  # build(settings, *, cache: LLMCache | None, environ) -> LLM
-AUTO, OFFLINE = "auto", "offline"
-ANTHROPIC_KEY = "ANTHROPIC_API_KEY"
-
-LLMS: dict[str, str | LLMFactory] = {
-    "anthropic": "graphunified_query.core.providers.claude:build",
-    "openai_compatible": "graphunified_query.core.providers.openai_compatible:build",
-}
+LLMFactory = Callable[..., "LLM"]  # build(settings, *, cache: LLMCache | None, environ, [key]) -> LLM
 
 
-class ProviderError(ValueError):
-    """llm.provider names no registered provider."""
-
-
-def register_llm(name: str, factory: str | LLMFactory) -> None:
+def register_llm(
+    name: str, factory: str | LLMFactory, *, key_env_var: str | None = None, needs_key: bool = False
+) -> None:
     """Make ``name`` a valid `llm.provider`; ``factory`` is `build` or its "module:function"."""
-    if name in (AUTO, OFFLINE):
-        raise ProviderError(f"{name!r} is reserved for llm.provider; pick another provider name")
-    LLMS[name] = factory
+    LLMS.register(name, factory, key_env_var=key_env_var, needs_key=needs_key)
 
 
 def provider_names() -> tuple[str, ...]:
     """Every valid value of `llm.provider`."""
-    return (AUTO, OFFLINE, *LLMS)
+    return LLMS.choices()
 
 
 def provider_name(settings: Settings, environ: Mapping[str, str] = os.environ) -> str:
@@ -69,18 +61,4 @@ def resolve_llm(
         from graphunified_query.core.providers.llm_cache import LLMCache
 
         cache = LLMCache(cache)
-    return _factory(name)(settings, cache=cache, environ=environ)
-
-
-def _factory(name: str) -> LLMFactory:
-    if name not in LLMS:
-        raise ProviderError(
-            f"llm.provider {name!r} is not a known provider; use one of {', '.join(provider_names())} "
-            "(a new provider is registered in graphunified_query/core/providers/registry.py)"
-        )
-    entry = LLMS[name]
-    if isinstance(entry, str):
-        module, _, function = entry.partition(":")
-        entry = getattr(importlib.import_module(module), function)
-        LLMS[name] = entry
-    return entry
+    return LLMS.create(name, settings, cache=cache, environ=environ)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -18,7 +18,9 @@ import voyageai
 import voyageai.error as voyage_errors
 from voyageai.local.helpers import is_local_model
 
+from graphunified_query.core.plugins import VOYAGE_URL_VARIABLE
 from graphunified_query.core.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
+from graphunified_query.core.settings.embedding import EmbeddingSettings
 
 T = TypeVar("T")
 
@@ -109,6 +111,18 @@ class VoyageEmbedder:
             EmbeddingError,
             refused_hint="check VOYAGE_API_KEY and embedding.voyage_model.",
         )
+
+
+def build(settings: EmbeddingSettings, *, environ: Mapping[str, str], key: str) -> VoyageEmbedder:
+    """The registry's factory (`embedders.EMBEDDERS`), given the key its entry declares."""
+    return VoyageEmbedder(
+        key,
+        model=settings.voyage_model,
+        base_url=settings.voyage_base_url or environ.get(VOYAGE_URL_VARIABLE) or None,
+        batch_size=settings.batch_size,
+        max_retries=settings.max_retries,
+        timeout=settings.timeout_seconds,
+    )
 
 
 class IncompleteResponse(ValueError):

@@ -5,11 +5,10 @@ this section alone; `settings.Settings` holds it as `embedding`.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field, field_validator, model_validator
 
 from graphunified_query.core.embedding_models import LOCAL_MODELS, LocalModelName
+from graphunified_query.core.plugins import EmbedderName
 from graphunified_query.core.settings.section import Section
 
 
@@ -47,8 +46,10 @@ class EmbeddingModelSettings(Section):
 
 
 class EmbeddingSettings(Section):
-    provider: Literal["auto", "local", "voyage"] = Field(
-        "auto", description="'auto' uses Voyage when VOYAGE_API_KEY is set, else the local embedding.models."
+    provider: EmbedderName = Field(
+        "auto",
+        description="A registered embedder (core/plugins.py: local, voyage) or 'auto': "
+        "Voyage when VOYAGE_API_KEY is set, else the local embedding.models.",
     )
     voyage_model: str = Field("voyage-3.5", description="Voyage embedding model (embedding.provider voyage).")
     voyage_base_url: str | None = Field(None, description="Override Voyage's endpoint (tests, proxies).")

@@ -33,11 +33,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
+from graphunified_query.core.plugins import EMBEDDERS, LLMS, secret_variables
 from graphunified_query.core.settings.foreign import DROP, FOREIGN_KEYS, ForeignKey, ForeignValueError
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-# Where each provider reads its key; an api_key naming another variable would be silently unused.
-SECRET_VARIABLES = {"llm": "ANTHROPIC_API_KEY", "embedding": "VOYAGE_API_KEY", "openai": "OPENAI_API_KEY"}
 
 # Variables holding secrets besides the providers' own: read only as api_key, never into a setting.
 _SECRET_NAME = re.compile(r"(?:^|_)(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)$")
@@ -71,7 +70,7 @@ def refuse_secret_values(
     secrets = {
         value: name
         for name, value in environ.items()
-        if len(value) >= 8 and (name in SECRET_VARIABLES.values() or _SECRET_NAME.search(name))
+        if len(value) >= 8 and (name in secret_variables() or _SECRET_NAME.search(name))
     }
     if secrets:
         _refuse_values(values, secrets, error, path)
@@ -184,7 +183,7 @@ def _expand(
 
     def variable(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
-        if path[-1:] != ("api_key",) and (name in SECRET_VARIABLES.values() or _SECRET_NAME.search(name)):
+        if path[-1:] != ("api_key",) and (name in secret_variables() or _SECRET_NAME.search(name)):
             raise error(
                 f"{source}: {'.'.join(path)} reads ${{{name}}}, a secret; secrets are read only by the "
                 "provider that needs them (api_key), never into another setting."
@@ -208,13 +207,24 @@ def _refuse_secrets(
         if isinstance(values[key], dict):
             _refuse_secrets(values[key], here, given, source, error)
         elif key == "api_key":
-            variable = SECRET_VARIABLES.get(path[0] if path else "", "the provider's API key variable")
+            variable = _secret_variable(path[0] if path else "")
             if not (isinstance(given, str) and _VARIABLE.fullmatch(given.strip())):
                 raise error(
                     f"{source}: {'.'.join(here)} holds a literal secret; remove it and set {variable} in "
                     f"the environment (or write api_key: ${{{variable}}}). Keys never go in settings files."
                 )
             del values[key]  # the provider reads the variable itself
+
+
+def _secret_variable(section: str) -> str:
+    """Where the provider of ``section`` reads its key (its registry entry declares it); an api_key
+    naming another variable would be silently unused."""
+    entry = {"llm": "anthropic", "openai": "openai_compatible"}
+    if section in entry:
+        return LLMS.entry(entry[section]).key_env_var or ""
+    if section == "embedding":
+        return EMBEDDERS.entry("voyage").key_env_var or ""
+    return "the provider's API key variable"
 
 
 def _pop(values: dict[str, Any], path: list[str]) -> Any:

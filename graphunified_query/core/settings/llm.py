@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from graphunified_query.core.plugins import LLMS
 from graphunified_query.core.settings.section import Section
 
 
@@ -70,22 +71,13 @@ class LLMSettings(Section):
 
     @model_validator(mode="after")
     def _openai_endpoint(self) -> LLMSettings:
-        if self.provider != "auto":  # the default needs no registry (imported late: it is a provider)
-            from graphunified_query.core.providers.registry import provider_names
-
-            self._known_provider(provider_names())
+        LLMS.check(self.provider)
         if self.provider == "openai_compatible" and not self.openai_base_url:
             raise ValueError(
                 "llm.provider 'openai_compatible' needs llm.openai_base_url, e.g. "
                 "http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8000/v1 (vLLM, llama.cpp server)"
             )
         return self
-
-    def _known_provider(self, names: tuple[str, ...]) -> None:
-        if self.provider not in names:
-            raise ValueError(
-                f"llm.provider {self.provider!r} is not a known provider; use one of {', '.join(names)}"
-            )
 
 
 class ModelPrice(Section):

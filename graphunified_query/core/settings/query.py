@@ -39,6 +39,11 @@ class RouterSettings(Section):
     )
 
 
+# Marks a field the context pipeline reads and a request may override for one call
+# (`ask(..., max_risk_level="high")`, `--param`); `context/options.py` derives the list from it.
+PER_CALL: dict[str, Any] = {"per_call": True}
+
+
 class QuerySettings(Section):
     top_k: int = Field(
         10,
@@ -55,43 +60,71 @@ class QuerySettings(Section):
         8000,
         ge=256,
         description="Tokens of the answer prompt: contexts plus the reserved system and query parts.",
+        json_schema_extra=PER_CALL,
     )
     answer_max_tokens: int = Field(1024, ge=64, description="Longest answer Claude may write.")
     map_concurrency: int = Field(4, ge=1, description="Parallel map calls of global search.")
     cache_ttl_seconds: float = Field(
         300.0, ge=0, description="How long a cached retrieval is reused for the same query (0: no cache)."
     )
-    # The context pipeline between retrieval and generation (graphunified_query.context); every
-    # field below can be overridden per call (`ask(..., max_risk_level="high")`, `--param`).
+    # The context pipeline between retrieval and generation (graphunified_query.context).
     max_risk_level: RiskLevel = Field(
-        "medium", description="Contexts from chunks flagged above this level are left out of the prompt."
+        "medium",
+        description="Contexts from chunks flagged above this level are left out of the prompt.",
+        json_schema_extra=PER_CALL,
     )
     show_risky: bool = Field(
-        False, description="Admin/debug: keep every context whatever its risk, with the risk marked."
+        False,
+        description="Admin/debug: keep every context whatever its risk, with the risk marked.",
+        json_schema_extra=PER_CALL,
     )
     source_type: tuple[str, ...] = Field(
-        (), description="Only contexts from these document types (md, txt, pdf, jsonl); empty: any."
+        (),
+        description="Only contexts from these document types (md, txt, pdf, jsonl); empty: any.",
+        json_schema_extra=PER_CALL,
     )
     has_code: bool | None = Field(
-        None, description="True: only contexts containing code; False: only those without; None: any."
+        None,
+        description="True: only contexts containing code; False: only those without; None: any.",
+        json_schema_extra=PER_CALL,
     )
-    document_ids: tuple[str, ...] = Field((), description="Only contexts from these documents; empty: any.")
+    document_ids: tuple[str, ...] = Field(
+        (), description="Only contexts from these documents; empty: any.", json_schema_extra=PER_CALL
+    )
     section_prefix: str = Field(
-        "", description="Only contexts whose section path starts with this, e.g. 'Guide > Install'."
+        "",
+        description="Only contexts whose section path starts with this, e.g. 'Guide > Install'.",
+        json_schema_extra=PER_CALL,
     )
     link_expansion: bool = Field(
-        True, description="Add chunks linked from a hit (Markdown/wiki links, the same section's neighbours)."
+        True,
+        description="Add chunks linked from a hit (Markdown/wiki links, the same section's neighbours).",
+        json_schema_extra=PER_CALL,
     )
-    max_expanded_per_hit: int = Field(2, ge=0, description="Linked chunks one hit may add.")
-    max_total_expanded: int = Field(16, ge=0, description="Linked chunks added per query in all.")
+    max_expanded_per_hit: int = Field(
+        2, ge=0, description="Linked chunks one hit may add.", json_schema_extra=PER_CALL
+    )
+    max_total_expanded: int = Field(
+        16, ge=0, description="Linked chunks added per query in all.", json_schema_extra=PER_CALL
+    )
     expansion_decay: float = Field(
-        0.9, gt=0, le=1, description="A linked chunk's score: this times its hit's."
+        0.9,
+        gt=0,
+        le=1,
+        description="A linked chunk's score: this times its hit's.",
+        json_schema_extra=PER_CALL,
     )
     reserved_system_tokens: int = Field(
-        1000, ge=0, description="Part of context_window kept for the system prompt (instructions)."
+        1000,
+        ge=0,
+        description="Part of context_window kept for the system prompt (instructions).",
+        json_schema_extra=PER_CALL,
     )
     reserved_query_tokens: int = Field(
-        256, ge=0, description="Part of context_window kept for the question and the prompt's framing."
+        256,
+        ge=0,
+        description="Part of context_window kept for the question and the prompt's framing.",
+        json_schema_extra=PER_CALL,
     )
 
     @field_validator("source_type", "document_ids", mode="before")

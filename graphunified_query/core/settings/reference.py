@@ -11,13 +11,15 @@ import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import annotated_types as at
 import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from graphunified_query.core.plugins import secret_variables
+from graphunified_query.core.registry import Registry
 from graphunified_query.core.settings.model import Settings
 
 REFERENCE_PATH = Path(__file__).resolve().parents[3] / "docs" / "settings.md"
@@ -110,7 +112,7 @@ def generate_reference() -> str:
         f"Generated from `graphunified_query/core/settings/model.py` by `{COMMAND}`; do not edit by hand.",
         "Set them in `<home>/settings.yaml` (start from `python -m graphunified_assets init`) or as",
         "`GRAPHUNIFIED__SECTION__KEY` environment variables. API keys are never settings: they come",
-        "from the environment (`ANTHROPIC_API_KEY`, `VOYAGE_API_KEY`, `OPENAI_API_KEY`).",
+        f"from the environment ({', '.join(f'`{name}`' for name in secret_variables())}).",
     ]
     docs = settings_docs() + strategy_docs()
     for name, model, field in sections():
@@ -134,6 +136,13 @@ def write_reference(path: Path = REFERENCE_PATH) -> Path:
 
 def type_name(annotation: Any) -> str:
     origin = get_origin(annotation)
+    if origin is Annotated:  # a registered name lists the registry's choices
+        for meta in get_args(annotation)[1:]:
+            registry = getattr(getattr(meta, "func", None), "__self__", None)
+            if isinstance(registry, Registry):
+                return " \\| ".join(repr(v) for v in registry.choices())
+        if not get_args(annotation)[1:]:
+            return type_name(get_args(annotation)[0])
     if origin is Literal:
         return " \\| ".join(repr(v) for v in get_args(annotation))
     if origin in (Union, types.UnionType):
@@ -168,10 +177,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _registered(field: FieldInfo) -> Any:
+    """A field validated against a registry (pydantic moves its Annotated metadata to the field)."""
+    return next(
+        (
+            Annotated[field.annotation, m]
+            for m in field.metadata
+            if isinstance(getattr(getattr(m, "func", None), "__self__", None), Registry)
+        ),
+        None,
+    )
+
+
 def _doc(name: str, field: FieldInfo, default: Any, *, required: bool = False) -> SettingDoc:
     return SettingDoc(
         name=name,
-        type=type_name(field.annotation),
+        type=type_name(_registered(field) or field.annotation),
         default="(required)" if required else default,
         constraints=_constraints(field),
         description=field.description or "",

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from graphunified_query.snapshot.model import StoreDamaged
+from graphunified_query.core.stores.errors import StoreDamaged
 
 if TYPE_CHECKING:
-    from graphunified_query.snapshot.loader import PublishedFiles
+    from graphunified_query.core.stores.publication import PublishedFiles
 
 
 class LanceTables:

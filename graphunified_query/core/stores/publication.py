@@ -18,18 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
-from graphunified_query.core.aliases import ALIASES_FILE
+from graphunified_query.core.artifacts import ALIASES_FILE, MANIFEST, POINTER
 from graphunified_query.core.layout import HomeLayout, build_command, refresh_command
 from graphunified_query.core.settings.model import SETTINGS_FILE_NAME
 from graphunified_query.core.stores.lance_versions import tag_generation, untag_generations
 from graphunified_query.core.stores.parquet import StoreError, read_table
 
-POINTER = "CURRENT"
-MANIFEST = "manifest.json"
 KEEP = 2
 # Published with the generation so a remote reader gets the settings and aliases it was built with.
 FROZEN_WITH_GENERATION = (SETTINGS_FILE_NAME, f"tables/{ALIASES_FILE}")
@@ -39,6 +37,26 @@ _STAGING_PREFIX = ".staging-"
 def _is_staging_leftover(name: str) -> bool:
     """Files a writer is still building or swapping (temp names), never part of a generation."""
     return name.startswith(".") or ".tmp" in name or name.endswith(".old")
+
+
+class PublishedFiles(Protocol):
+    """One generation's files, local (`publication.Generation`) or remote (`RemoteGeneration`)."""
+
+    number: int
+
+    @property
+    def published(self) -> bool: ...  # False: the live files of a home built before generations
+    @property
+    def local_home(self) -> Path: ...  # where aliases (and a remote generation's downloads) are
+    def describe(self) -> str: ...
+    def rebuild_hint(self) -> str: ...
+    def missing_files(self) -> list[str]: ...
+    def read_table(self, table: str, hint: str) -> pa.Table: ...
+    def index_path(self, name: str) -> Path: ...
+    def lance_connect(self) -> Any: ...
+    def lance_location(self, table: str) -> str: ...
+    def lance_exists(self, table: str) -> bool: ...
+    def lance_version(self, table: str) -> int | None: ...
 
 
 @dataclass(frozen=True)

@@ -29,17 +29,16 @@ import lancedb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from graphunified_query.core.artifacts import ALIASES_FILE, MANIFEST, POINTER
 from graphunified_query.core.settings.model import environment_settings
 from graphunified_query.core.stores.object_store import ObjectFiles, ObjectStore
 from graphunified_query.core.stores.parquet import StoreError
 
-POINTER = "CURRENT"
-MANIFEST = "manifest.json"
 GENERATIONS = "generations"
 LANCEDB = "lancedb"
 CACHE_ENV = "GRAPHUNIFIED_CACHE_DIR"
 _KEEP_LOCAL = 2
-_DOWNLOADED = ("indexes/", "settings.yaml", "tables/document_aliases.json")  # prefixes of names
+_DOWNLOADED = ("indexes/", "settings.yaml", f"tables/{ALIASES_FILE}")  # prefixes of names
 
 
 class NothingPublished(StoreError):

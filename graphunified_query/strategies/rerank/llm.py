@@ -22,6 +22,7 @@ from graphunified_query.core.providers.json_repair import loads_lenient
 from graphunified_query.core.providers.llm import LLM
 from graphunified_query.core.providers.llm_client import ContentResponse
 from graphunified_query.core.providers.structured import call_structured, tool_payload, tool_request
+from graphunified_query.strategies.base import RetrieverContext
 from graphunified_query.strategies.rerank.rerank import RerankOutcome
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,15 @@ class LLMReranker:
             for i, text in enumerate(texts)
         )
         return f"Question: {query}\n\n{len(texts)} passages, indexed 0 to {len(texts) - 1}:\n\n{passages}"
+
+
+def build(context: RetrieverContext, *, environ: Mapping[str, str]) -> LLMReranker:
+    """The registry's factory (`rerank/registry.py`): the engine's LLM, whichever provider it is."""
+    if context.llm is None:
+        raise ValueError(
+            "reranker 'llm' needs an LLM: set ANTHROPIC_API_KEY (or llm.provider: openai_compatible)"
+        )
+    return LLMReranker(context.llm)
 
 
 def _payload(response: ContentResponse) -> Any:

@@ -14,7 +14,7 @@ corpus-free core. ``semantic_weight = 1`` makes it a plain cosine reranker.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -72,3 +72,8 @@ def term_coverage(query: str, texts: Sequence[str]) -> list[float]:
     if not wanted:
         return [0.0] * len(texts)
     return [len(wanted & set(t)) / len(wanted) for t in tokens[1:]]
+
+
+def build(context: RetrieverContext, *, environ: Mapping[str, str]) -> LocalReranker:
+    """The registry's factory (`rerank/registry.py`): free and offline, from the index's embedder."""
+    return LocalReranker(context)

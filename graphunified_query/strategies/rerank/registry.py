@@ -1,42 +1,42 @@
 """Rerankers by name (``local``, ``llm``, ``voyage``), so settings, the CLI and HTTP can choose one.
 
-A reranker is a Python object; a request can only carry its name. This is the one place that turns
-the name into the object, with the dependency each needs (the index's embedder, the configured LLM,
-the Voyage key) and a clear error when that dependency is missing.
+A reranker is a Python object; a request can only carry its name. `RERANKERS` (the registry shape
+LLMs and embedders share, `core.registry`) turns the name into the object: each entry is a
+`build(context, *, environ[, key])` with the dependency it needs (the index's embedder, the
+configured LLM, the Voyage key) and a one-line error when that dependency is missing. Adding one
+is a module with `build` and one `RERANKERS.register` line; `RerankerName` accepts it from then on.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Literal
+from typing import Annotated
 
+from pydantic import AfterValidator
+
+from graphunified_query.core.plugins import EMBEDDERS
+from graphunified_query.core.registry import MissingKey, Registry
 from graphunified_query.strategies.base import RetrieverContext
-from graphunified_query.strategies.rerank.local import LocalReranker
 from graphunified_query.strategies.rerank.rerank import Reranker
 
-RerankerName = Literal["local", "llm", "voyage"]
-RERANKERS: tuple[RerankerName, ...] = ("local", "llm", "voyage")
+RERANKERS: Registry[Reranker] = Registry("reranker")
+RERANKERS.register("local", "graphunified_query.strategies.rerank.local:build")
+# The engine's LLM, whichever `llm.provider` built it (with that provider's key).
+RERANKERS.register("llm", "graphunified_query.strategies.rerank.llm:build")
+# Voyage's reranker reads the embedder's key: one Voyage account serves both.
+RERANKERS.register(
+    "voyage",
+    "graphunified_query.strategies.rerank.voyage:build",
+    key_env_var=EMBEDDERS.entry("voyage").key_env_var,
+    needs_key=True,
+)
+
+RerankerName = Annotated[str, AfterValidator(RERANKERS.check)]  # a registered name, checked as a param
 
 
-def make_reranker(
-    name: RerankerName, context: RetrieverContext, environ: Mapping[str, str] = os.environ
-) -> Reranker:
-    if name == "local":
-        return LocalReranker(context)
-    if name == "llm":
-        if context.llm is None:
-            raise ValueError(
-                "reranker 'llm' needs an LLM: set ANTHROPIC_API_KEY (or llm.provider: openai_compatible)"
-            )
-        from graphunified_query.strategies.composable.claude_rerank import ClaudeReranker
-
-        return ClaudeReranker(context.llm)
-    if name == "voyage":
-        key = environ.get("VOYAGE_API_KEY", "").strip()
-        if not key:
-            raise ValueError("reranker 'voyage' needs the VOYAGE_API_KEY environment variable")
-        from graphunified_query.strategies.rerank.voyage import VoyageReranker
-
-        return VoyageReranker(key)
-    raise ValueError(f"unknown reranker {name!r}; choose one of: {', '.join(RERANKERS)}")
+def make_reranker(name: str, context: RetrieverContext, environ: Mapping[str, str] = os.environ) -> Reranker:
+    try:
+        return RERANKERS.create(name, context, environ=environ)
+    except MissingKey as error:
+        raise ValueError(str(error)) from None

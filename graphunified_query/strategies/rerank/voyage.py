@@ -8,15 +8,14 @@ are in [0, 1]; ``top_k`` is left unset so every passage is scored.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping, Sequence
 
 import voyageai
 from voyageai.object.reranking import RerankingObject
 
-from graphunified_query.core.providers.embedding import VOYAGE_KEY_VARIABLE, VOYAGE_URL_VARIABLE
+from graphunified_query.core.plugins import VOYAGE_URL_VARIABLE
 from graphunified_query.core.providers.voyage_embedder import RetryPolicy, _masker, call_with_retries
-from graphunified_query.core.settings.model import Settings
+from graphunified_query.strategies.base import RetrieverContext
 from graphunified_query.strategies.rerank.rerank import RerankError, RerankOutcome
 
 log = logging.getLogger(__name__)
@@ -44,23 +43,6 @@ class VoyageReranker:
         self._mask = _masker(api_key)
         self._client = voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
-    @classmethod
-    def from_settings(
-        cls, settings: Settings, environ: Mapping[str, str] = os.environ, *, model: str = DEFAULT_MODEL
-    ) -> VoyageReranker:
-        """The key from ``VOYAGE_API_KEY``, the endpoint and retry policy from the embedding settings."""
-        key = environ.get(VOYAGE_KEY_VARIABLE, "").strip()
-        if not key:
-            raise RerankError(f"{VOYAGE_KEY_VARIABLE} is not set; export it to rerank with Voyage.")
-        embedding = settings.embedding
-        return cls(
-            key,
-            model=model,
-            base_url=embedding.voyage_base_url or environ.get(VOYAGE_URL_VARIABLE) or None,
-            max_retries=embedding.max_retries,
-            timeout=embedding.timeout_seconds,
-        )
-
     def __repr__(self) -> str:
         return f"VoyageReranker(model={self.model!r})"
 
@@ -83,3 +65,15 @@ class VoyageReranker:
             RetryPolicy("Voyage rerank", self.max_retries, self.base_delay, self.max_delay, self._mask),
             RerankError,
         )
+
+
+def build(context: RetrieverContext, *, environ: Mapping[str, str], key: str) -> VoyageReranker:
+    """The registry's factory (`rerank/registry.py`), given the key its entry declares; the endpoint
+    and retry policy come from the embedding settings."""
+    embedding = context.settings.embedding
+    return VoyageReranker(
+        key,
+        base_url=embedding.voyage_base_url or environ.get(VOYAGE_URL_VARIABLE) or None,
+        max_retries=embedding.max_retries,
+        timeout=embedding.timeout_seconds,
+    )

@@ -1,0 +1,55 @@
+"""Every name a data home's artifacts go by, declared once: tables, LanceDB tables, index files,
+manifests. The pipeline writes under these names and the query side reads them, so a rename here
+is a rename everywhere (the schemas of the tables are in `tables.py`; the folders in `layout.py`).
+"""
+
+from __future__ import annotations
+
+# Parquet tables (`tables/<name>.parquet`, or `tables/<name>/` per document for the first five).
+DOCUMENTS = "documents"
+CHUNKS = "text_units"  # the `chunks` asset; GraphRAG calls the table text_units
+CHUNK_EMBEDDINGS = "chunk_embeddings"
+FAILURES = "failures"
+EXTRACTIONS = "extractions"
+ENTITIES = "entities"
+RELATIONSHIPS = "relationships"
+FACTS = "facts"
+GRAPH_EDGES = "graph_edges"
+SYNONYMS = "synonyms"
+COMMUNITIES = "communities"
+COMMUNITY_REPORTS = "community_reports"
+
+# LanceDB tables (`lancedb/<name>.lance`): the chunks' vectors, and one per graph table a strategy
+# searches by vector (the table whose rows the vectors belong to -> its vector table).
+CHUNK_VECTORS = "chunk_vectors"
+ENTITY_VECTORS = "entity_vectors"
+RELATIONSHIP_VECTORS = "relationship_vectors"
+FACT_VECTORS = "fact_vectors"
+REPORT_VECTORS = "report_vectors"
+REPORT_POINT_VECTORS = "report_point_vectors"  # global search's precomputed map points
+VECTOR_TABLES = {
+    ENTITIES: ENTITY_VECTORS,
+    RELATIONSHIPS: RELATIONSHIP_VECTORS,
+    FACTS: FACT_VECTORS,
+    COMMUNITY_REPORTS: REPORT_VECTORS,
+}
+LANCE_TABLES = (CHUNK_VECTORS, *VECTOR_TABLES.values(), REPORT_POINT_VECTORS)
+
+# Strategy index files, relative to the home's (or a generation's) `indexes/` folder.
+BM25_FOLDER = "bm25"
+PPR_FILE = "ppr_graph.npz"
+CHUNK_SIMILARITY_FILE = "chunk_similarity.parquet"
+INDEX_MANIFEST_SUFFIX = ".manifest.json"  # `<index file>.manifest.json`: what an index was built from
+GRAPH_VECTORS_MANIFEST = "graph_vectors"  # `graph_vectors.manifest.json`: the graph vector tables' inputs
+
+
+def ivf_file(vector_table: str) -> str:
+    """Where a vector table's inverted lists live, relative to the index folder."""
+    return f"ivf/{vector_table}.npz"
+
+
+# Publication: `published/CURRENT` names the generation readers load; each generation (local, or
+# remote under `generations/<n>/`) lists its files in its manifest.
+POINTER = "CURRENT"
+MANIFEST = "manifest.json"
+ALIASES_FILE = "document_aliases.json"  # in `tables/`: other names of a document (`aliases.py`)
