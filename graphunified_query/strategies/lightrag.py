@@ -65,46 +65,36 @@ class LightRAGParams(StrategyParams):
     )
 
 
-class LightRAGRetriever(RetrieverBase):
+class LightRAGRetriever(RetrieverBase[LightRAGParams]):
     name = "lightrag"
+    params_model = LightRAGParams
 
-    def retrieve(
-        self,
-        query: str,
-        top_k: int = 10,
-        *,
-        mode: Mode = "hybrid",
-        entity_weight: float = 0.6,
-        top_k_elements: int | None = None,
-        max_neighbours: int = 20,
-        dual_keywords: bool = False,  # opt-in: see the README's LightRAG figures
-        keyword_weight: float = 0.5,
-        **params: Any,
-    ) -> Retrieval:
-        if mode not in ("local", "global", "hybrid", "naive"):
-            raise ValueError(f"lightrag mode must be local, global, hybrid or naive, not {mode!r}")
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        p = self.using(params)
         if not query.strip():
             return Retrieval(self.name, ())
-        if mode == "naive":
+        if p.mode == "naive":
             found = NaiveRetriever(self.context).retrieve(query, top_k)
-            return Retrieval(self.name, found.results, metadata={"mode": mode})
+            return Retrieval(self.name, found.results, metadata={"mode": p.mode})
         snap = self.snapshot
         q = self.context.embed_query(query)
-        depth = top_k_elements or 2 * top_k
+        depth = p.top_k_elements or 2 * top_k
         entity_scores: dict[int, float] = {}
         relation_scores: dict[int, float] = {}
-        weights = {"local": (1.0, 0.0), "global": (0.0, 1.0), "hybrid": (entity_weight, 1 - entity_weight)}[
-            mode
-        ]
-        keywords, source = self._keywords(query) if dual_keywords else (None, "")
+        weights = {
+            "local": (1.0, 0.0),
+            "global": (0.0, 1.0),
+            "hybrid": (p.entity_weight, 1 - p.entity_weight),
+        }[p.mode]
+        keywords, source = self._keywords(query) if p.dual_keywords else (None, "")
         if weights[0]:  # entities matched on the low-level keywords (the names), as LightRAG does
             q_low = self._keyed(q, keywords.low_level if keywords else ())
-            self._local(q_low, depth, weights[0], max_neighbours, entity_scores, relation_scores)
+            self._local(q_low, depth, weights[0], p.max_neighbours, entity_scores, relation_scores)
         if weights[1]:  # relationships matched on the high-level keywords (the themes)
             high = keywords.high_level if keywords else ()
             q_high = self._keyed(q, high)
-            lexical = keyword_index(snap).shares(high) if high and keyword_weight else {}
-            self._global(q_high, depth, weights[1], entity_scores, relation_scores, lexical, keyword_weight)
+            lexical = keyword_index(snap).shares(high) if high and p.keyword_weight else {}
+            self._global(q_high, depth, weights[1], entity_scores, relation_scores, lexical, p.keyword_weight)
         chunk_scores = self._source_chunks(q, entity_scores, relation_scores)
         ranks = chunk_ranks([snap.chunks.ids[row] for row, _, _ in chunk_scores])
         # `mix` takes at most top_k of each kind: only those become results (a hub entity cites
@@ -114,18 +104,18 @@ class LightRAGRetriever(RetrieverBase):
             for row, score, evidence in chunk_scores[:top_k]
         ]
         elements: list[RetrievalResult] = [
-            entity_result(snap, row, s, ranked_chunks=ranks, mode=mode)
+            entity_result(snap, row, s, ranked_chunks=ranks, mode=p.mode)
             for row, s in heapq.nlargest(top_k, entity_scores.items(), key=_by_score)
         ]
         elements += [
-            relationship_result(snap, row, s, ranked_chunks=ranks, mode=mode)
+            relationship_result(snap, row, s, ranked_chunks=ranks, mode=p.mode)
             for row, s in heapq.nlargest(top_k, relation_scores.items(), key=_by_score)
         ]
         budget = self.context.settings.query.context_window
-        metadata: dict[str, Any] = {"mode": mode}
+        metadata: dict[str, Any] = {"mode": p.mode}
         if keywords is not None:
             metadata |= {"keywords": keywords.as_dict(), "keywords_from": source}
-            metadata["explain"] = _explain(mode, keywords, source)
+            metadata["explain"] = _explain(p.mode, keywords, source)
         return Retrieval(self.name, mix(chunks, elements, top_k, budget_tokens=budget), metadata=metadata)
 
     def _keywords(self, query: str) -> tuple[QueryKeywords, str]:
