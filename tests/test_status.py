@@ -59,7 +59,7 @@ def test_a_changed_chunking_size_re_chunks_on_the_next_index(
         return sum(pq.read_metadata(p).num_rows for p in layout.partition_dir("text_units").glob("*.parquet"))
 
     before = chunks()
-    settings.write_text(original + "chunking:\n  size: 40\n  overlap: 5\n  min_size: 5\n", encoding="utf-8")
+    settings.write_text(original + "chunking:\n  size: 16\n  overlap: 0\n  min_size: 1\n", encoding="utf-8")
     out = _status(home, input_dir, capsys)
     assert "3 to re-chunk (chunking settings changed)" in out and "then the global refresh" in out
     assert main(["index", "--input", str(input_dir), "--home", str(home)]) == 0
