@@ -80,8 +80,12 @@ def _cases() -> Iterator[Case]:
         for param in model.model_fields:
             for value in boundaries(model, param):
                 yield Case(f"{kind}_composed", {param: value}, defined)
+        # Each reranker by name: at the defaults, and where the kind reranks only in one mode, in it.
         for reranker in RERANKERS:
-            yield Case(f"{kind}_{reranker}", {}, {**defined, "reranker": reranker})
+            named = {**defined, "reranker": reranker}
+            yield Case(f"{kind}_{reranker}", {}, named)
+            if "mode" in model.model_fields:
+                yield Case(f"{kind}_{reranker}", {"mode": "rerank"}, named)
 
 
 CASES = list(_cases())
