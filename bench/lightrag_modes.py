@@ -28,7 +28,7 @@ def measure(engine: QueryEngine, questions: list[dict], top_k: int, **params: ob
     recall5, recall10, entities, graph = [], [], 0, 0
     started = time.perf_counter()
     for record in questions:
-        results = retriever.retrieve(record["question"], top_k, **params).results
+        results = retriever.retrieve(record["question"], top_k, retriever.params.updated(**params)).results
         ranking = [r.document_id for r in results if r.document_id]
         recall5.append(recall_at_k(ranking, record["supporting_ids"], 5))
         recall10.append(recall_at_k(ranking, record["supporting_ids"], 10))

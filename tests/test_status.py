@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from graphunified_assets.cli.main import main
@@ -41,3 +42,27 @@ def test_status_is_honest_about_a_home(
     shutil.rmtree(layout.lancedb / "chunk_vectors.lance")  # nothing is searchable any more
     out = _status(home, input_dir, capsys)
     assert "0 documents searchable, 3 parsed but not searchable" in out
+
+
+def test_a_changed_chunking_size_re_chunks_on_the_next_index(
+    input_dir: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Changing chunking.size never re-chunked an indexed document, even with `index --refresh`,
+    and `status` said there was nothing to refresh: the chunker's settings are now part of the
+    staleness key."""
+    settings = home / "settings.yaml"
+    original = settings.read_text(encoding="utf-8") if settings.exists() else ""
+    assert main(["index", "--input", str(input_dir), "--home", str(home)]) == 0
+    layout = HomeLayout.at(home)
+
+    def chunks() -> int:
+        return sum(pq.read_metadata(p).num_rows for p in layout.partition_dir("text_units").glob("*.parquet"))
+
+    before = chunks()
+    settings.write_text(original + "chunking:\n  size: 16\n  overlap: 0\n  min_size: 1\n", encoding="utf-8")
+    out = _status(home, input_dir, capsys)
+    assert "3 to re-chunk (chunking settings changed)" in out and "then the global refresh" in out
+    assert main(["index", "--input", str(input_dir), "--home", str(home)]) == 0
+    assert chunks() > before  # smaller chunks, more of them
+    out = _status(home, input_dir, capsys)
+    assert "0 new, 0 changed, 0 incomplete, 0 removed, 3 unchanged; nothing to refresh" in out

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.update_plan import contiguous_ranges, plan_update
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import write_table_atomic
 
 TABLES = ("text_units", "chunk_embeddings")
+CHUNKING = "key-now"
 
 
 def _write(layout: HomeLayout, table: str, document_id: str, mtime: int) -> None:
@@ -36,6 +38,7 @@ def test_new_changed_removed_and_unchanged(tmp_path: Path) -> None:
         ["a.md", "b.md", "gone.md"],
         layout=layout,
         downstream_tables=TABLES,
+        chunking=CHUNKING,
     )
     assert plan.new == ("c.md",)
     assert plan.changed == ("b.md",)
@@ -57,6 +60,7 @@ def test_half_finished_document_is_incomplete(tmp_path: Path) -> None:
         ["a.md", "b.md"],
         layout=layout,
         downstream_tables=TABLES,
+        chunking=CHUNKING,
     )
     assert plan.incomplete == ("b.md",)
     assert plan.unchanged == 1
@@ -65,9 +69,28 @@ def test_half_finished_document_is_incomplete(tmp_path: Path) -> None:
 def test_failed_partition_is_retried(tmp_path: Path) -> None:
     layout = HomeLayout.at(tmp_path)
     # A live partition whose document never got indexed (it failed) counts as changed.
-    plan = plan_update({"bad.pdf": "h"}, {}, ["bad.pdf"], layout=layout, downstream_tables=TABLES)
+    plan = plan_update(
+        {"bad.pdf": "h"}, {}, ["bad.pdf"], layout=layout, downstream_tables=TABLES, chunking=CHUNKING
+    )
     assert plan.changed == ("bad.pdf",)
     assert plan.new == ()
+
+
+def test_a_document_chunked_with_other_chunking_settings_is_re_chunked(tmp_path: Path) -> None:
+    layout = HomeLayout.at(tmp_path)
+    for doc in ("a.md", "b.md", "c.md"):
+        _indexed(layout, doc)
+    state = IndexState(layout.index_state)
+    state.mark_chunked(["a.md"], "key-before")  # chunking.size changed since a.md was chunked
+    state.mark_chunked(["b.md"], CHUNKING)  # c.md: chunked before the key was kept, taken as now
+    hashes = {"a.md": "h", "b.md": "h", "c.md": "h"}
+    plan = plan_update(
+        hashes, hashes, list(hashes), layout=layout, downstream_tables=TABLES, chunking=CHUNKING
+    )
+    assert plan.rechunk == ("a.md",) and plan.pending == ("a.md",) and plan.unchanged == 2
+    assert "1 to re-chunk (chunking settings changed)" in plan.summary()
+    state.forget(["a.md"])  # a removed document's record goes with it
+    assert "a.md" not in state.chunked_with()
 
 
 def test_contiguous_ranges_merge_closest_gaps() -> None:

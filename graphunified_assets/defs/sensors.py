@@ -16,6 +16,7 @@ from graphunified_assets.defs.jobs import (
 )
 from graphunified_assets.defs.partitions import documents_partitions
 from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.ingest.chunking import chunking_key
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
@@ -55,6 +56,7 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
         live,
         layout=graphunified.layout,
         downstream_tables=DOWNSTREAM_TABLES,
+        chunking=chunking_key(graphunified.settings.chunking),
     )
     for problem in scan.problems:
         context.log.warning(f"{problem.source}: {problem.reason}")

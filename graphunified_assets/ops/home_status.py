@@ -16,11 +16,13 @@ from pathlib import Path
 
 import lancedb
 
+from graphunified_assets.lib.ingest.chunking import chunking_key
 from graphunified_assets.lib.ingest.index_state import Failure, IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_assets.lib.ingest.update_plan import UpdatePlan, plan_update
 from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNK_VECTORS, CHUNKS, EXTRACTIONS, MANIFEST
 from graphunified_query.core.layout import HomeLayout, refresh_command
+from graphunified_query.core.settings.model import load_settings
 from graphunified_query.core.stores.parquet import StoreError
 from graphunified_query.core.stores.publication import current
 
@@ -113,7 +115,12 @@ def home_status(layout: HomeLayout, input_dir: Path) -> HomeStatus:
         scan = scan_input(input_dir)
         scanned = {k: d.content_hash for k, d in scan.documents.items()}
         plan = plan_update(
-            scanned, indexed, list(indexed), layout=layout, downstream_tables=DOWNSTREAM_TABLES
+            scanned,
+            indexed,
+            list(indexed),
+            layout=layout,
+            downstream_tables=DOWNSTREAM_TABLES,
+            chunking=chunking_key(load_settings(layout.home).chunking),
         )
     return HomeStatus(
         layout.home,

@@ -23,6 +23,7 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.defs.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
 from graphunified_assets.lib.extraction.cache_purge import purge_removed
 from graphunified_assets.lib.extraction.estimate import estimate_extraction
+from graphunified_assets.lib.ingest.chunking import chunking_key
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.readers import read_documents
 from graphunified_assets.lib.ingest.sources import InputProblem, scan_input
@@ -143,6 +144,7 @@ def _index(
         live,
         layout=layout,
         downstream_tables=DOWNSTREAM_TABLES,
+        chunking=chunking_key(resource.settings.chunking),
     )
     echo(f"{resource.input_path}: {plan.summary()}")
     if plan.pending and resource.uses_claude():

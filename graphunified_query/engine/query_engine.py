@@ -41,7 +41,8 @@ from graphunified_query.routing.rules import Router
 from graphunified_query.snapshot.loader import load_snapshot
 from graphunified_query.snapshot.model import Snapshot
 from graphunified_query.strategies import Retriever, RetrieverContext
-from graphunified_query.strategies.composable.named import WithSettings, composition, is_composition
+from graphunified_query.strategies.base import WithinDocuments
+from graphunified_query.strategies.composable.named import composition, is_composition
 from graphunified_query.strategies.entity_linking import name_index
 from graphunified_query.strategies.params import NoParams, StrategyParams
 from graphunified_query.strategies.query_vectors import QueryVectors
@@ -93,8 +94,8 @@ class QueryEngine:
         # against them now, so a misspelt strategies.<name>.<param> fails at start-up.
         self.registry: dict[str, Strategy] = dict(STRATEGIES)
         for name, entry in settings.strategies.items():
-            if is_composition(entry):  # a strategy defined in settings.yaml
-                self.registry[name] = composition(name, entry, self._with_settings, STRATEGIES)
+            if is_composition(name, entry, STRATEGIES):  # a strategy defined in settings.yaml
+                self.registry[name] = composition(name, entry, self.retriever, STRATEGIES)
         check_strategy_settings(settings, self.registry)
         self.snapshot = snapshot
         self.settings = settings
@@ -190,23 +191,20 @@ class QueryEngine:
         tier: Tier = "composable",
     ) -> None:
         """Serve a retriever built in Python (e.g. a `HybridCombiner`) by name on every path."""
-        self.registry[name] = Strategy(name, lambda _: retriever, params, tier, "added in Python")
+        self.registry[name] = Strategy(name, lambda *_: retriever, params, tier, "added in Python")
         self._retrievers[name] = retriever
         self._added.add(name)
-
-    def _with_settings(self, name: str) -> Retriever:
-        """Strategy ``name`` inside a composition, with its strategies.<name> settings applied."""
-        defaults = params_for({}, self.registry[name], self.settings)
-        chosen = {k: getattr(defaults.values, k) for k, s in defaults.sources.items() if s == "settings"}
-        return WithSettings(self.retriever(name), chosen, self._context)
 
     def retriever(self, name: str) -> Retriever:
         if name not in self.registry:
             raise UnknownStrategy(
                 ("strategy",), f"unknown strategy {name!r}; choose one of: {', '.join(self.strategies)}, auto"
             )
-        if name not in self._retrievers:
-            self._retrievers[name] = self.registry[name].build(self._context)
+        if name not in self._retrievers:  # built with its strategies.<name> settings over defaults
+            strategy = self.registry[name]
+            self._retrievers[name] = strategy.build(
+                self._context, params_for({}, strategy, self.settings).values
+            )
         return self._retrievers[name]
 
     def warm(self) -> None:
@@ -273,12 +271,13 @@ class QueryEngine:
             strategy = decision.strategy
             routing = {"router_reason": decision.reason, "router_features": decision.features}
         params = params_for(resolved.call_params, self.registry[strategy], self.settings)
+        retriever, values = self._call(strategy, params, resolved)
         outcome = run_path(
-            self.retriever(strategy),
+            retriever,
             self.context_pipeline,
             resolved.question,
             resolved.top_k,
-            self._kwargs(strategy, params, resolved),
+            values,
             resolved.query,
             deepens=self.registry[strategy].deepens,
             fill=None if strategy == "naive" else self.retriever("naive"),
@@ -302,7 +301,7 @@ class QueryEngine:
             "contexts_sent": len(answer.contexts) if answer else 0,
             "params_used": {
                 "top_k": {"value": resolved.top_k, "source": resolved.top_k_source},
-                **params.used(),
+                **{n: {"value": getattr(values, n), "source": s} for n, s in params.sources.items()},
             },
             "supported": answer.supported if answer else None,
             "context_pipeline": {**outcome.prepared.metadata(), "depth": outcome.depth},
@@ -316,12 +315,20 @@ class QueryEngine:
             metadata=metadata,
         )
 
-    def _kwargs(self, strategy: str, params: ResolvedParams, resolved: ResolvedRequest) -> dict[str, Any]:
-        values, sources = params.values, params.sources
-        # Values the call or settings chose; the rest stay the retriever's own (its signature or, for
-        # one built in Python, its construction), which a test keeps equal to the model's defaults.
-        kwargs = {name: getattr(values, name) for name in sources if sources[name] != "default"}
+    def _call(
+        self, strategy: str, params: ResolvedParams, resolved: ResolvedRequest
+    ) -> tuple[Retriever, StrategyParams]:
+        """The retriever and the parameters it runs with: its own (settings over defaults, or how it
+        was built in Python) with the values the call or settings chose."""
+        retriever = self.retriever(strategy)
+        changed = {name: getattr(params.values, name) for name, s in params.sources.items() if s != "default"}
+        own = getattr(retriever, "params", None)
+        values = params.values
+        if isinstance(own, type(values)):
+            values = own.model_copy(update=changed)  # checked already, as params.values
+        elif isinstance(own, StrategyParams) and not changed:
+            values = own  # added in Python under a name whose model is not its own (NoParams)
         # A strategy that can search inside documents itself is told which (the filter still applies).
-        if getattr(self.retriever(strategy), "searches_documents", False) and resolved.query.document_ids:
-            kwargs["document_ids"] = list(resolved.query.document_ids)
-        return kwargs
+        if getattr(retriever, "searches_documents", False) and resolved.query.document_ids:
+            retriever = WithinDocuments(retriever, resolved.query.document_ids)
+        return retriever, values

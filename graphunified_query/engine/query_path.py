@@ -17,7 +17,7 @@ expansion competes for those places by score instead of adding to them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,6 +26,7 @@ from graphunified_query.context.pipeline import ContextPipeline, PreparedContext
 from graphunified_query.core.providers.cost import Usage
 from graphunified_query.core.settings.model import QuerySettings
 from graphunified_query.strategies.base import Retriever
+from graphunified_query.strategies.params import StrategyParams
 from graphunified_query.strategies.results import GeneratedAnswer, Retrieval, RetrievalResult
 
 DEEPEN = 4  # how much deeper each refill asks
@@ -55,18 +56,19 @@ def run_path(
     pipeline: ContextPipeline,
     question: str,
     top_k: int,
-    params: Mapping[str, Any],
+    params: StrategyParams | None,
     query: QuerySettings,
     *,
     deepens: bool = True,
     fill: Retriever | None = None,
 ) -> PathOutcome:
-    """``fill``: the dense passage search that fills places a filter left empty (None: no fill)."""
+    """``params``: the strategy's typed parameters (None: the retriever's own); ``fill``: the dense
+    passage search that fills places a filter left empty (None: no fill)."""
     spent, kept, removed, depth = _filtered(retriever, pipeline, question, top_k, params, query, deepens)
     # Only a metadata filter narrows the search to a part the strategy may not reach; what the
     # risk filter drops alone is left out, not replaced by passages the strategy did not find.
     if len(kept) < top_k and fill is not None and removed and ContextFilter.from_settings(query).narrows:
-        _, filler, _, _ = _filtered(fill, pipeline, question, top_k, {}, query, True)
+        _, filler, _, _ = _filtered(fill, pipeline, question, top_k, None, query, True)
         kept = [*kept, *_ranked_below(kept, filler, top_k - len(kept))]
     prepared = pipeline.finish(kept[:top_k], query, raw_hits=len(spent.results), removed=removed, top_k=top_k)
     return PathOutcome(spent, prepared, depth)
@@ -77,7 +79,7 @@ def _filtered(
     pipeline: ContextPipeline,
     question: str,
     top_k: int,
-    params: Mapping[str, Any],
+    params: StrategyParams | None,
     query: QuerySettings,
     deepens: bool,
 ) -> tuple[Retrieval, list[RetrievalResult], Counter[str], int]:
@@ -87,7 +89,7 @@ def _filtered(
     depth = top_k
     spent: Retrieval | None = None
     while True:
-        retrieval = retriever.retrieve(question, depth, **params)
+        retrieval = retriever.retrieve(question, depth, params)
         spent = retrieval if spent is None else _with_costs(retrieval, spent)
         kept, removed = pipeline.filter(retrieval.results, query)
         exhausted = len(retrieval.results) < depth or depth >= limit

@@ -64,9 +64,6 @@ class ResolvedParams:
     values: StrategyParams
     sources: Mapping[str, Source]
 
-    def used(self) -> dict[str, dict[str, Any]]:
-        return {n: {"value": getattr(self.values, n), "source": s} for n, s in self.sources.items()}
-
 
 @dataclass(frozen=True)
 class ResolvedRequest:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from graphunified_query.core.providers.registry import ANTHROPIC_KEY
+from graphunified_query.core.settings.model import load_settings
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.evaluation.dataset import load_dataset
 from graphunified_query.evaluation.home import default_home, ensure_index
@@ -19,6 +20,7 @@ from graphunified_query.evaluation.report import write_outputs
 from graphunified_query.evaluation.router_eval import router_figures
 from graphunified_query.evaluation.runner import run_questions, terminal_progress
 from graphunified_query.evaluation.summary import summarize
+from graphunified_query.strategies.composable.named import is_composition
 from graphunified_query.strategies.registry import AUTO, STRATEGIES, names
 
 
@@ -38,16 +40,27 @@ class EvalOptions:
 
 
 def parse_strategies(value: str) -> tuple[str, ...]:
-    """``all`` is the registry's core strategies plus the router; otherwise a comma-separated list."""
+    """``all`` is the registry's core strategies plus the router; otherwise a comma-separated list,
+    checked by `check_strategies` once the home (and the strategies its settings define) is known."""
     if value == "all":
         return (*names("core"), AUTO)
     chosen = tuple(n.strip() for n in value.split(",") if n.strip())
-    unknown = [n for n in chosen if n not in (*STRATEGIES, AUTO)]
-    if unknown or not chosen:
+    if not chosen:
         raise ValueError(
-            f"--strategies: unknown {unknown or value!r}; use all or some of {', '.join(STRATEGIES)}, auto"
+            f"--strategies: no strategy in {value!r}; use all or some of {', '.join(STRATEGIES)}, auto"
         )
     return chosen
+
+
+def check_strategies(chosen: tuple[str, ...], home: Path) -> None:
+    """Every name is registered, ``auto``, or a strategy defined in the home's settings.yaml (a
+    composition): checked before the set is indexed, so a typo costs no indexing."""
+    settings = load_settings(home)  # defaults when the home (or its settings.yaml) does not exist yet
+    defined = [n for n, entry in settings.strategies.items() if is_composition(n, entry, STRATEGIES)]
+    known = (*STRATEGIES, *defined, AUTO)
+    unknown = [n for n in chosen if n not in known]
+    if unknown:
+        raise ValueError(f"--strategies: unknown {unknown!r}; use all or some of {', '.join(known)}")
 
 
 def parse_ks(value: str) -> tuple[int, ...]:
@@ -72,6 +85,7 @@ def parse_judge(value: str | None, strategies: tuple[str, ...]) -> tuple[str, st
 def run_eval(options: EvalOptions) -> dict[str, Any]:
     dataset = load_dataset(options.dataset, limit=options.limit)
     home = options.home or default_home(dataset)
+    check_strategies(options.strategies, home)
     echo = _index_line if options.progress else None
     indexed = ensure_index(dataset, home, replace_input=options.replace_input, echo=echo)
     engine = QueryEngine.open(home)
@@ -93,6 +107,7 @@ def run_eval(options: EvalOptions) -> dict[str, Any]:
         "dataset": dataset.name,
         "questions_evaluated": len(dataset.questions),
         "ks": list(options.ks),
+        "params": dict(options.params),  # --param values: what the figures were measured with
         "index": {"home": str(home), "seconds": round(indexed.seconds, 1), "reused": indexed.reused},
         "index_cost": _index_cost(indexed.output),
         "embedding_model": engine.snapshot.model,

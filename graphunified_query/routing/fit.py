@@ -98,6 +98,8 @@ def cross_validate(x: np.ndarray, examples: Sequence[Labelled], fit: Fit, k: int
     scored: list[Scored | None] = [None] * len(examples)
     for held in range(min(k, len(examples))):
         train = [i for i, f in enumerate(fold) if f != held]
+        if not train:  # one question (or one fold): no model can be fitted without it
+            continue
         model = fit(x[train], [examples[i] for i in train])
         for i in (i for i, f in enumerate(fold) if f == held):
             strategy, _ = pick(model, x[i], list(examples[i].outcomes))
@@ -107,7 +109,10 @@ def cross_validate(x: np.ndarray, examples: Sequence[Labelled], fit: Fit, k: int
 
 def choose_c(x: np.ndarray, examples: Sequence[Labelled], k: int = FOLDS) -> float:
     """The C of `C_GRID` whose inner cross-validated picks have the best mean Recall@5 (ties: the
-    stronger regularization, the smaller C)."""
+    stronger regularization, the smaller C). Under two questions there is nothing to cross-validate
+    on: the grid's middle (1.0), as scikit-learn's default."""
+    if len(examples) < 2:
+        return 1.0
     scores = {
         c: fmean(
             s.recall for s in cross_validate(x, examples, lambda xs, es, c=c: fit_logistic(xs, es, c), k)

@@ -88,95 +88,89 @@ class ExpandedParams(StrategyParams):
     use_cache: bool = Field(True, description="Reuse a cached result for the same query and params.")
 
 
-class ExpandedRetriever(RetrieverBase):
+class ExpandedRetriever(RetrieverBase[ExpandedParams]):
     name = "expanded"
+    params_model = ExpandedParams
     searches_documents = True  # takes the context option document_ids to seed inside them
 
-    def __init__(self, context: RetrieverContext, *, cache: RetrievalCache | None = None) -> None:
-        super().__init__(context)
+    def __init__(
+        self,
+        context: RetrieverContext,
+        params: ExpandedParams | None = None,
+        *,
+        cache: RetrievalCache | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
+        """``reranker``: a reranker object (Python only) used instead of ``params.reranker``'s name."""
+        super().__init__(context, params)
         self.cache = cache if cache is not None else RetrievalCache(context.settings.query.cache_ttl_seconds)
+        self.reranker = reranker
         self._local_reranker: LocalReranker | None = None
 
-    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
-        """``use_cache=False`` computes afresh; every other param is part of the cache key."""
-        if not params.pop("use_cache", True):
-            return self._retrieve(query, top_k, **params)
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        return self.retrieve_within(query, top_k, params, None)
+
+    def retrieve_within(
+        self, query: str, top_k: int, params: StrategyParams | None, document_ids: Sequence[str] | None
+    ) -> Retrieval:
+        """`retrieve` seeded inside ``document_ids`` only (None: the whole index). ``use_cache=False``
+        computes afresh; every other parameter is part of the cache key."""
+        p = self.using(params)
+        if not p.use_cache or self.reranker is not None:  # an object is no cache key
+            return self._retrieve(query, top_k, p, document_ids)
+        key = {
+            **p.model_dump(exclude={"use_cache"}),
+            "document_ids": None if document_ids is None else sorted(document_ids),
+        }
         return self.cache.get_or_compute(
-            self.snapshot, self.name, query, top_k, params, lambda: self._retrieve(query, top_k, **params)
+            self.snapshot, self.name, query, top_k, key, lambda: self._retrieve(query, top_k, p, document_ids)
         )
 
     def _retrieve(
-        self,
-        query: str,
-        top_k: int = 10,
-        *,
-        seed_k: int = 20,
-        expansion_depth: int = 1,
-        expansion_threshold: float = 0.7,
-        max_expanded_chunks: int = 50,
-        hop_decay: float = 0.8,
-        chunk_weight: float = 0.7,
-        entity_weight: float = 0.3,
-        multi_entity_boost: float = 0.0,
-        query_entities: int = 5,
-        entity_min_similarity: float = 0.3,
-        hub_limit: int = 100,
-        max_neighbours_per_hop: int = 50,
-        rerank: bool = False,
-        reranker: Reranker | RerankerName | None = None,
-        rerank_blend: float = 0.5,
-        rerank_candidates: int | None = None,
-        document_ids: Sequence[str] | None = None,
-        **params: Any,
+        self, query: str, top_k: int, p: ExpandedParams, document_ids: Sequence[str] | None
     ) -> Retrieval:
-        for name, value in (
-            ("chunk_weight", chunk_weight),
-            ("rerank_blend", rerank_blend),
-            ("hop_decay", hop_decay),
-        ):
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be within [0, 1], not {value}")
-        if seed_k < 1 or expansion_depth < 0 or max_expanded_chunks < 0 or max_neighbours_per_hop < 1:
-            raise ValueError(
-                "seed_k and max_neighbours_per_hop must be >= 1, expansion_depth and max_expanded_chunks >= 0"
-            )
         if not query.strip() or top_k <= 0:
             return Retrieval(self.name, ())
-        if isinstance(reranker, str):  # a name from a request or settings (and so a cache key)
-            reranker = make_reranker(reranker, self.context)
+        reranker = self.reranker
+        if reranker is None and p.reranker is not None:  # a name from a request or settings
+            reranker = make_reranker(p.reranker, self.context)
         snap = self.snapshot
         allowed = self._allowed_rows(document_ids)
         q = self.context.embed_query(query)
         sims = snap.chunk_vectors.similarities(q)
-        seeds = {row: _clip(score) for row, score in self._seeds(sims, seed_k, allowed)}
+        seeds = {row: _clip(score) for row, score in self._seeds(sims, p.seed_k, allowed)}
         graph = ChunkGraph(
             snap,
-            similarity_threshold=expansion_threshold,
-            hub_limit=hub_limit,
-            per_hop=max_neighbours_per_hop,
+            similarity_threshold=p.expansion_threshold,
+            hub_limit=p.hub_limit,
+            per_hop=p.max_neighbours_per_hop,
             allowed=allowed,
         )
-        reaches = expand(graph, seeds, depth=expansion_depth, decay=hop_decay, limit=max_expanded_chunks)
-        weights = self._query_entities(query, q, query_entities, entity_min_similarity)
+        reaches = expand(
+            graph, seeds, depth=p.expansion_depth, decay=p.hop_decay, limit=p.max_expanded_chunks
+        )
+        weights = self._query_entities(query, q, p.query_entities, p.entity_min_similarity)
         candidates = [
             self._candidate(
-                row, sims, seeds, reaches, weights, chunk_weight, entity_weight, multi_entity_boost
+                row, sims, seeds, reaches, weights, p.chunk_weight, p.entity_weight, p.multi_entity_boost
             )
             for row in sorted(set(seeds) | set(reaches))
         ]
         candidates.sort(key=lambda c: (-c.hybrid, c.row))
         rerank_scores: dict[int, float] = {}
         outcome, chosen = RerankOutcome([]), None
-        if rerank or reranker is not None:
+        if p.rerank or reranker is not None:
             chosen = reranker if reranker is not None else self._default_reranker()
-            candidates = candidates[: rerank_candidates or 2 * top_k]  # as RerankingRetriever over-retrieves
+            candidates = candidates[
+                : p.rerank_candidates or 2 * top_k
+            ]  # as RerankingRetriever over-retrieves
             outcome = run_reranker(chosen, query, [snap.chunks.texts[c.row] for c in candidates])
             rerank_scores = {c.row: float(s) for c, s in zip(candidates, outcome.scores, strict=True)}
 
         def final(c: Candidate) -> float:
             if c.row not in rerank_scores:
                 return c.hybrid
-            return rerank_scores[c.row] * rerank_blend + c.hybrid * (1 - rerank_blend)
+            return rerank_scores[c.row] * p.rerank_blend + c.hybrid * (1 - p.rerank_blend)
 
         ranked = sorted(candidates, key=lambda c: (-final(c), c.row))[:top_k]
         results = tuple(
@@ -186,7 +180,7 @@ class ExpandedRetriever(RetrieverBase):
         metadata = {
             "seeds": len(seeds),
             "expanded": sum(1 for row in reaches if row not in seeds),
-            "similar_to": self._similarity_status(expansion_threshold),
+            "similar_to": self._similarity_status(p.expansion_threshold),
             "query_entities": {snap.entities[e]["title"]: round(w, 4) for e, w in weights.items()},
             "reranker": reranker_name(chosen) if chosen is not None else None,
         }

@@ -40,24 +40,16 @@ class GraphRAGGlobalParams(StrategyParams):
     )
 
 
-class GraphRAGGlobalRetriever(RetrieverBase):
+class GraphRAGGlobalRetriever(RetrieverBase[GraphRAGGlobalParams]):
     name = "graphrag_global"
+    params_model = GraphRAGGlobalParams
 
-    def __init__(self, context: RetrieverContext) -> None:
-        super().__init__(context)
+    def __init__(self, context: RetrieverContext, params: GraphRAGGlobalParams | None = None) -> None:
+        super().__init__(context, params)
         self._extractive: ExtractiveMapper | None = None
 
-    def retrieve(
-        self,
-        query: str,
-        top_k: int = 10,
-        *,
-        top_k_communities: int = 5,
-        relative_cutoff: float = 0.6,
-        min_similarity: float = 0.1,
-        scope: Scope = "auto",
-        **params: Any,
-    ) -> Retrieval:
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        p = self.using(params)
         snap = self.snapshot
         if not query.strip() or not snap.reports:
             return Retrieval(self.name, ())
@@ -66,14 +58,14 @@ class GraphRAGGlobalRetriever(RetrieverBase):
         # The router's cue, imported here: the router reads the registry, which imports this module.
         from graphunified_query.routing.rules import asks_about_collection
 
-        corpus_wide = scope == "corpus" or (scope == "auto" and asks_about_collection(query))
+        corpus_wide = p.scope == "corpus" or (p.scope == "auto" and asks_about_collection(query))
         if corpus_wide:
-            selected, selection = self._top_level(similarities, top_k_communities), CORPUS_SELECTION
+            selected, selection = self._top_level(similarities, p.top_k_communities), CORPUS_SELECTION
             ranked = selected
         else:
-            ranked = top_scores(similarities, top_k_communities)
+            ranked = top_scores(similarities, p.top_k_communities)
             selected, selection = self._similar(
-                snap, similarities, ranked, top_k_communities, relative_cutoff, min_similarity
+                snap, similarities, ranked, p.top_k_communities, p.relative_cutoff, p.min_similarity
             )
         mapper = self._mapper()
         ledger = self.context.llm.ledger if self.context.llm is not None else None

@@ -50,41 +50,30 @@ class GraphRAGLocalParams(StrategyParams):
     relationship_prop: Unit = Field(0.25, description="Share of the context for relationships.")
 
 
-class GraphRAGLocalRetriever(RetrieverBase):
+class GraphRAGLocalRetriever(RetrieverBase[GraphRAGLocalParams]):
     name = "graphrag_local"
+    params_model = GraphRAGLocalParams
 
-    def retrieve(
-        self,
-        query: str,
-        top_k: int = 10,
-        *,
-        top_k_entities: int = 5,
-        max_hops: int = 2,
-        decay: float = 0.7,
-        max_neighbourhood: int = 50,
-        max_neighbours_per_hop: int = 50,
-        min_similarity: float = 0.25,
-        chunk_prop: float = 0.5,
-        entity_prop: float = 0.25,
-        relationship_prop: float = 0.25,
-        **params: Any,
-    ) -> Retrieval:
-        shares = _shares(chunk_prop, entity_prop, relationship_prop)  # checked before any work
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        p = self.using(params)
+        shares = _shares(p.chunk_prop, p.entity_prop, p.relationship_prop)  # checked before any work
         if not query.strip():
             return Retrieval(self.name, ())
         snap = self.snapshot
         q = self.context.embed_query(query)
-        seeds = [(row, s) for row, s in snap.entity_vectors.search(q, top_k_entities) if s >= min_similarity]
+        seeds = [
+            (row, s) for row, s in snap.entity_vectors.search(q, p.top_k_entities) if s >= p.min_similarity
+        ]
         if not seeds:
             fallback = NaiveRetriever(self.context).retrieve(query, top_k)
             return Retrieval(self.name, fallback.results, metadata={"fallback": "naive: no entity matched"})
         scores, hops = expand(
             snap,
             {snap.entities[r]["id"]: s for r, s in seeds},
-            max_hops,
-            decay,
-            max_neighbourhood,
-            max_neighbours_per_hop,
+            p.max_hops,
+            p.decay,
+            p.max_neighbourhood,
+            p.max_neighbours_per_hop,
         )
         seed_ids = [snap.entities[r]["id"] for r, _ in seeds]
         chunk_scores = self._seed_chunks(seed_ids, scores, q)

@@ -11,8 +11,6 @@ rather than replacing it. Passages are ranked by their PageRank mass.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import scipy.sparse as sp
 from pydantic import Field
@@ -48,23 +46,12 @@ class HippoRAGParams(StrategyParams):
     )
 
 
-class HippoRAGRetriever(RetrieverBase):
+class HippoRAGRetriever(RetrieverBase[HippoRAGParams]):
     name = "hipporag"
+    params_model = HippoRAGParams
 
-    def retrieve(
-        self,
-        query: str,
-        top_k: int = 10,
-        *,
-        ppr_alpha: float = 0.5,
-        top_k_facts: int = 5,
-        top_k_entities: int = 5,
-        seed_passages: int = 1,
-        passage_weight: float = 0.05,
-        min_similarity: float = 0.2,
-        ppr_tolerance: float = 1e-4,
-        **params: Any,
-    ) -> Retrieval:
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        p = self.using(params)
         if not query.strip():
             return Retrieval(self.name, ())
         snap = self.snapshot
@@ -75,7 +62,7 @@ class HippoRAGRetriever(RetrieverBase):
         q = self.context.embed_query(query)
         chunk_sims = snap.chunk_vectors.similarities(q)
         seeds = self._entity_seeds(
-            query, q, chunk_sims, top_k_facts, top_k_entities, seed_passages, min_similarity
+            query, q, chunk_sims, p.top_k_facts, p.top_k_entities, p.seed_passages, p.min_similarity
         )
         reset = np.zeros(len(graph.node_ids), np.float32)
         for entity_id, weight in seeds.items():
@@ -83,9 +70,9 @@ class HippoRAGRetriever(RetrieverBase):
         # HippoRAG 2: every passage node gets passage_weight x its min-max scaled dense score.
         passage_nodes = self._passage_nodes_of_chunks()
         present = passage_nodes >= 0
-        reset[passage_nodes[present]] += passage_weight * _min_max(chunk_sims)[present]
+        reset[passage_nodes[present]] += p.passage_weight * _min_max(chunk_sims)[present]
         mass, steps = pagerank_iterations(
-            self._transition(), reset, damping=ppr_alpha, tolerance=ppr_tolerance
+            self._transition(), reset, damping=p.ppr_alpha, tolerance=p.ppr_tolerance
         )
         passage_mass = mass[graph.n_entities :]
         chunk_of_node = self._chunk_rows_of_passage_nodes()
@@ -104,7 +91,9 @@ class HippoRAGRetriever(RetrieverBase):
         )
         seed_titles = {snap.entities[snap.entity_row[e]]["title"]: round(w, 5) for e, w in seeds.items()}
         return Retrieval(
-            self.name, results, metadata={"seeds": seed_titles, "damping": ppr_alpha, "ppr_iterations": steps}
+            self.name,
+            results,
+            metadata={"seeds": seed_titles, "damping": p.ppr_alpha, "ppr_iterations": steps},
         )
 
     def warm(self) -> None:

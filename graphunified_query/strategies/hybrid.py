@@ -7,7 +7,6 @@ RRF needs no score calibration between the two signals: each list contributes
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from pydantic import Field
@@ -36,19 +35,21 @@ class HybridParams(StrategyParams):
     )
 
 
-class HybridRetriever(RetrieverBase):
+class HybridRetriever(RetrieverBase[HybridParams]):
     name = "hybrid"
+    params_model = HybridParams
 
-    def retrieve(
-        self, query: str, top_k: int = 10, *, alpha: float = 0.5, rrf_k: int = 60, **params: Any
-    ) -> Retrieval:
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        p = self.using(params)
         if not query.strip():
             return Retrieval(self.name, ())
         depth = 2 * top_k
         dense = self.snapshot.chunk_vectors.search(self.context.embed_query(query), depth)
         lexical_scores = self.snapshot.bm25.scores(query)
         lexical = [(row, s) for row, s in top_scores(lexical_scores, depth) if s > 0]
-        fused = weighted_rrf([(alpha, [r for r, _ in dense]), (1 - alpha, [r for r, _ in lexical])], k=rrf_k)
+        fused = weighted_rrf(
+            [(p.alpha, [r for r, _ in dense]), (1 - p.alpha, [r for r, _ in lexical])], k=p.rrf_k
+        )
         dense_at = {row: (rank, score) for rank, (row, score) in enumerate(dense, start=1)}
         bm25_at = {row: (rank, score) for rank, (row, score) in enumerate(lexical, start=1)}
         ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:top_k]
@@ -61,7 +62,7 @@ class HybridRetriever(RetrieverBase):
                 dense_score=_rounded(dense_at.get(row, (None, None))[1]),
                 bm25_rank=bm25_at.get(row, (None, None))[0],
                 bm25_score=_rounded(bm25_at.get(row, (None, None))[1]),
-                fusion=f"rrf(k={rrf_k}, alpha={alpha})",
+                fusion=f"rrf(k={p.rrf_k}, alpha={p.alpha})",
             )
             for row, score in ranked
         )

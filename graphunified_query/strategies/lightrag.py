@@ -85,50 +85,38 @@ class LightRAGParams(StrategyParams):
     )
 
 
-class LightRAGRetriever(RetrieverBase):
+class LightRAGRetriever(RetrieverBase[LightRAGParams]):
     name = "lightrag"
+    params_model = LightRAGParams
 
-    def retrieve(
-        self,
-        query: str,
-        top_k: int = 10,
-        *,
-        mode: Mode = "hybrid",
-        entity_weight: float = 0.6,
-        top_k_elements: int | None = None,
-        max_neighbours: int = 20,
-        dual_keywords: bool | None = None,  # None: global mode only (docs/seed-settings.md)
-        keyword_weight: float = 0.5,
-        **params: Any,
-    ) -> Retrieval:
-        if mode not in MODES:
-            raise ValueError(f"lightrag mode must be {', '.join(MODES)}, not {mode!r}")
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        p = self.using(params)
         if not query.strip():
             return Retrieval(self.name, ())
-        if mode == "naive":
+        if p.mode == "naive":
             found = NaiveRetriever(self.context).retrieve(query, top_k)
-            return Retrieval(self.name, found.results, metadata={"mode": mode})
+            return Retrieval(self.name, found.results, metadata={"mode": p.mode})
         snap = self.snapshot
         q = self.context.embed_query(query)
-        depth = top_k_elements or 2 * top_k
+        depth = p.top_k_elements or 2 * top_k
         entity_scores: dict[int, float] = {}
         relation_scores: dict[int, float] = {}
-        split = mode == "global" if dual_keywords is None else dual_keywords
+        split = p.mode == "global" if p.dual_keywords is None else p.dual_keywords
         keywords, source = self._keywords(query) if split else (None, "")
-        if mode != "global":  # entities matched on the low-level keywords (the names)
+        if p.mode != "global":  # entities matched on the low-level keywords (the names)
             q_low = self._keyed(q, keywords.low_level if keywords else ())
-            self._local(q_low, depth, max_neighbours, entity_scores, relation_scores)
-        if mode != "local":  # relationships matched on the high-level keywords (the themes)
+            self._local(q_low, depth, p.max_neighbours, entity_scores, relation_scores)
+        if p.mode != "local":  # relationships matched on the high-level keywords (the themes)
             high = keywords.high_level if keywords else ()
             q_high = self._keyed(q, high)
-            lexical = keyword_index(snap).shares(high) if high and keyword_weight else {}
-            self._global(q_high, depth, entity_scores, relation_scores, lexical, keyword_weight)
+            lexical = keyword_index(snap).shares(high) if high and p.keyword_weight else {}
+            self._global(q_high, depth, entity_scores, relation_scores, lexical, p.keyword_weight)
         chunk_scores = self._source_chunks(q, entity_scores, relation_scores)
         ranks = chunk_ranks([snap.chunks.ids[row] for row, _, _ in chunk_scores])
         # `mix_shares` takes at most top_k of each kind: only those become results (a hub entity
         # cites thousands of chunks, and building every candidate dominated the latency).
         # mix: twice as deep as its slots, so the ones the graph cited already leave enough.
-        nearest = dict(snap.chunk_vectors.search(q, 2 * top_k)) if mode == "mix" else {}
+        nearest = dict(snap.chunk_vectors.search(q, 2 * top_k)) if p.mode == "mix" else {}
         cited = [
             chunk_result(
                 snap, row, score, evidence=round(evidence, 4), retrieved_by=_by(row in nearest, "graph")
@@ -148,25 +136,25 @@ class LightRAGRetriever(RetrieverBase):
         }
         elements: dict[str, list[RetrievalResult]] = {
             "entity": [
-                entity_result(snap, row, s, ranked_chunks=ranks, mode=mode)
+                entity_result(snap, row, s, ranked_chunks=ranks, mode=p.mode)
                 for row, s in heapq.nlargest(top_k, entity_scores.items(), key=_by_score)
             ],
             "relationship": [
-                relationship_result(snap, row, s, ranked_chunks=ranks, mode=mode)
+                relationship_result(snap, row, s, ranked_chunks=ranks, mode=p.mode)
                 for row, s in heapq.nlargest(top_k, relation_scores.items(), key=_by_score)
             ],
         }
         budget = self.context.settings.query.context_window
-        metadata: dict[str, Any] = {"mode": mode}
+        metadata: dict[str, Any] = {"mode": p.mode}
         if keywords is not None:
             metadata |= {"keywords": keywords.as_dict(), "keywords_from": source}
-            metadata["explain"] = _explain(mode, keywords, source)
-        vector = 0.5 if mode == "mix" else 0.0
+            metadata["explain"] = _explain(p.mode, keywords, source)
+        vector = 0.5 if p.mode == "mix" else 0.0
         results = _packed(
             passages,
             {"chunk": 1.0 - vector, "vector_chunk": vector},
             elements,
-            {"entity": entity_weight, "relationship": 1.0 - entity_weight},
+            {"entity": p.entity_weight, "relationship": 1.0 - p.entity_weight},
             top_k,
         )
         return Retrieval(self.name, trim_to_budget(results, budget), metadata=metadata)

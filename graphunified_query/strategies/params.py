@@ -4,12 +4,14 @@ The model is the single source of a parameter's name, type, default, bounds and 
 description. The request check (`graphunified_query.engine.request`), ``settings.yaml``'s
 ``strategies.<name>.<param>`` defaults, ``GET /strategies``, the OpenAPI schema and the generated
 ``docs/settings.md`` all read it, so an unknown name or an out-of-range value is refused the same
-way everywhere instead of being silently ignored by a ``**params`` signature.
+way everywhere. A retriever receives its model whole (``retrieve(query, top_k, params)``) and
+reads its fields; there is no ``**params`` signature to accept a name and ignore it
+(``tests/query/test_params_read.py`` fails for a declared field no retriever call reads).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,9 +39,12 @@ class StrategyParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    def as_kwargs(self) -> dict[str, Any]:
-        """The values as the retriever's keyword arguments."""
-        return {name: getattr(self, name) for name in type(self).model_fields}
+    def updated(self: P, **changes: Any) -> P:
+        """A copy with ``changes`` applied and checked (``model_copy`` would not validate them)."""
+        return type(self).model_validate({**self.model_dump(), **changes})
+
+
+P = TypeVar("P", bound=StrategyParams)
 
 
 class NoParams(StrategyParams):

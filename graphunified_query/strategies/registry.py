@@ -35,7 +35,9 @@ Tier = Literal["core", "extra", "composable"]
 @dataclass(frozen=True)
 class Strategy:
     name: str
-    build: Callable[[RetrieverContext], Retriever]
+    # The retriever, built with its parameters (the engine passes settings over defaults): what a
+    # call without parameters of its own uses, and what `get_stats` reports.
+    build: Callable[[RetrieverContext, StrategyParams], Retriever]
     params: type[StrategyParams]
     tier: Tier
     summary: str
@@ -49,13 +51,6 @@ class Strategy:
     # Relative cost of one query, cheapest 0: dense only < dense + BM25 < graph walks < LLM calls at
     # query time. Ties in the learned router's labels go to the cheaper strategy (`cost_order`).
     cost: int = 2
-
-
-def _composable(
-    cls: Callable[..., Retriever], name: str, params: type[StrategyParams]
-) -> Callable[[RetrieverContext], Retriever]:
-    """A composable retriever configured with its parameter model's defaults."""
-    return partial(cls, name=name, **params().as_kwargs())
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -101,28 +96,28 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("expanded", ExpandedRetriever, ExpandedParams, "extra", "vector seeds + graph expansion"),
         Strategy(
             "vector",
-            _composable(VectorRetriever, "vector", VectorParams),
+            partial(VectorRetriever, name="vector"),
             VectorParams,
             "composable",
             "chunk vectors",
         ),
         Strategy(
             "vector_mmr",
-            _composable(VectorRetriever, "vector_mmr", VectorMMRParams),
+            partial(VectorRetriever, name="vector_mmr"),
             VectorMMRParams,
             "composable",
             "MMR",
         ),
         Strategy(
             "graph_bfs",
-            _composable(GraphRetriever, "graph_bfs", GraphParams),
+            partial(GraphRetriever, name="graph_bfs"),
             GraphParams,
             "composable",
             "BFS walk",
         ),
         Strategy(
             "graph_dfs",
-            _composable(GraphRetriever, "graph_dfs", GraphDFSParams),
+            partial(GraphRetriever, name="graph_dfs"),
             GraphDFSParams,
             "composable",
             "DFS walk",

@@ -28,7 +28,7 @@ def check_strategy_settings(settings: Settings, strategies: Mapping[str, Strateg
         _seed_leftovers(("strategies", name), values)
         if name in strategies and strategies[name].structure:
             continue  # a composition, checked when it was built
-        if name not in strategies and isinstance(values, Mapping) and is_composition(values):
+        if isinstance(values, Mapping) and is_composition(name, values, strategies):
             composition(name, values, _unbuilt, strategies)  # raises on a bad composition
             continue
         if name not in strategies:

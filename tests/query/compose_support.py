@@ -20,6 +20,7 @@ from graphunified_query.core.providers.embedding import EmbeddingError, Embeddin
 from graphunified_query.core.settings.model import Settings
 from graphunified_query.snapshot.model import Chunks, Snapshot
 from graphunified_query.strategies.base import RetrieverBase, RetrieverContext
+from graphunified_query.strategies.params import StrategyParams
 from graphunified_query.strategies.results import Retrieval, RetrievalResult
 from tests.fakes.voyage_server import bag_of_words_vector
 
@@ -143,7 +144,7 @@ class StaticRetriever(RetrieverBase):
         self.results = tuple(results)
         self.asked: list[int] = []
 
-    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
         self.asked.append(top_k)
         return Retrieval(self.name, self.results[:top_k], metadata={"static": True})
 

@@ -8,7 +8,7 @@ import pytest
 
 from graphunified_query.strategies.base import RetrieverContext
 from graphunified_query.strategies.composable.factory import build
-from graphunified_query.strategies.composable.graph import GraphRetriever
+from graphunified_query.strategies.composable.graph import GraphParams, GraphRetriever
 from graphunified_query.strategies.composable.traversal import traverse
 from graphunified_query.strategies.results import Retrieval
 from tests.query.compose_support import CHUNKS, ENTITIES, RELATIONSHIPS, WordEmbedder, make_context
@@ -55,7 +55,7 @@ def test_scores_decay_exactly_by_depth_and_results_rank_by_score() -> None:
     for result in retrieval.results:
         assert result.score == seed.score * 0.7 ** result.metadata["depth"]
     assert [r.score for r in retrieval.results] == sorted((r.score for r in retrieval.results), reverse=True)
-    halved = build("graph_bfs", _context(), seed_k=1).retrieve(QUERY, 10, decay=0.5)  # per-call override
+    halved = build("graph_bfs", _context(), seed_k=1, decay=0.5).retrieve(QUERY, 10)
     assert {r.metadata["depth"]: r.score for r in halved.results}[2] == seed.score * 0.5**2
 
 
@@ -79,9 +79,11 @@ def _adjacency() -> dict[str, list[tuple[str, int]]]:
 def test_min_score_max_hops_and_top_k() -> None:
     retriever = build("graph_bfs", _context(), seed_k=1)
     seed_score = retriever.retrieve(QUERY, 1).results[0].score
-    shallow = retriever.retrieve(QUERY, 10, min_score=seed_score * 0.6)  # depth 2 scores 0.49x
+    shallow = retriever.retrieve(
+        QUERY, 10, retriever.params.updated(min_score=seed_score * 0.6)
+    )  # depth 2 scores 0.49x
     assert {r.metadata["depth"] for r in shallow.results} == {0, 1}
-    assert len(retriever.retrieve(QUERY, 10, max_hops=0).results) == 1
+    assert len(retriever.retrieve(QUERY, 10, retriever.params.updated(max_hops=0)).results) == 1
     assert len(retriever.retrieve(QUERY, 2).results) == 2
     assert retriever.retrieve("   ", 5).results == ()
 
@@ -100,7 +102,7 @@ def test_results_cite_source_chunks_and_can_spell_out_the_path() -> None:
 
 
 def test_fuzzy_fallback_when_there_are_no_entity_vectors(caplog: pytest.LogCaptureFixture) -> None:
-    retriever = GraphRetriever(_context(entity_vectors=False), seed_k=1, max_hops=1)
+    retriever = GraphRetriever(_context(entity_vectors=False), GraphParams(seed_k=1, max_hops=1))
     with caplog.at_level(logging.WARNING):
         first = retriever.retrieve("Which trains stop at Alpha Statoin?", 10)  # a typo, and no vectors
         second = retriever.retrieve("What is near Alpha Station?", 10)
@@ -114,7 +116,7 @@ def test_fuzzy_fallback_when_there_are_no_entity_vectors(caplog: pytest.LogCaptu
 
 def test_fuzzy_fallback_when_the_embedder_fails(caplog: pytest.LogCaptureFixture) -> None:
     embedder = WordEmbedder()
-    retriever = GraphRetriever(_context(embedder=embedder), seed_k=1, max_hops=1)
+    retriever = GraphRetriever(_context(embedder=embedder), GraphParams(seed_k=1, max_hops=1))
     embedder.fail = True
     with caplog.at_level(logging.WARNING):
         for _ in range(3):
@@ -123,7 +125,9 @@ def test_fuzzy_fallback_when_the_embedder_fails(caplog: pytest.LogCaptureFixture
     warnings = [r for r in caplog.records if "fuzzy" in r.getMessage()]
     assert len(warnings) == 1 and "EmbeddingError" in warnings[0].getMessage()
     embedder.fail = False  # the provider is back: embedding seeds again
-    assert retriever.retrieve(QUERY, 10, seed_k=1).metadata["seeding"] == "embedding"
+    assert (
+        retriever.retrieve(QUERY, 10, retriever.params.updated(seed_k=1)).metadata["seeding"] == "embedding"
+    )
 
 
 def test_no_seed_similar_enough_returns_nothing() -> None:
@@ -133,6 +137,6 @@ def test_no_seed_similar_enough_returns_nothing() -> None:
 
 def test_invalid_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="traversal"):
-        GraphRetriever(_context(), traversal="random_walk")
+        GraphRetriever(_context(), GraphParams(traversal="random_walk"))
     with pytest.raises(ValueError, match="decay"):
-        GraphRetriever(_context(), decay=0.0)
+        GraphRetriever(_context(), GraphParams(decay=0.0))

@@ -10,7 +10,7 @@ from graphunified_query.core.providers.cost import Usage
 from graphunified_query.strategies.base import RetrieverContext
 from graphunified_query.strategies.composable.factory import build
 from graphunified_query.strategies.rerank.local import LocalReranker, term_coverage
-from graphunified_query.strategies.rerank.rerank import RerankingRetriever, RerankOutcome
+from graphunified_query.strategies.rerank.rerank import RerankingRetriever, RerankOutcome, RerankParams
 from tests.query.compose_support import ScriptedReranker, StaticRetriever, WordEmbedder, chunk, make_context
 
 CHUNKS = [
@@ -39,21 +39,25 @@ def test_over_retrieves_reorders_by_rerank_score_and_keeps_both_scores(context: 
     assert best.score == best.metadata["rerank_score"] == 0.5
     assert best.metadata["retrieval_score"] == 0.5  # inner scored p5 1.0 - 5/10
     assert retrieval.metadata["candidates"] == 6 and retrieval.metadata["reranker"] == "scripted"
-    RerankingRetriever(inner, reranker, over_retrieve_multiplier=4).retrieve("q", 2)
+    RerankingRetriever(inner, reranker, RerankParams(over_retrieve_multiplier=4)).retrieve("q", 2)
     assert inner.asked[-1] == 8
-    RerankingRetriever(inner, reranker).retrieve("q", 2, over_retrieve_multiplier=3)  # per call
+    RerankingRetriever(inner, reranker).retrieve("q", 2, RerankParams(over_retrieve_multiplier=3))  # per call
     assert inner.asked[-1] == 6
 
 
 def test_threshold_drops_low_rerank_scores(context: RetrieverContext) -> None:
     reranker = ScriptedReranker({f"text {i}": s for i, s in enumerate([0.9, 0.1, 0.7, 0.2, 0.8, 0.05])})
-    retrieval = RerankingRetriever(_inner(context, 6), reranker, score_threshold=0.5).retrieve("q", 3)
+    retrieval = RerankingRetriever(_inner(context, 6), reranker, RerankParams(rerank_threshold=0.5)).retrieve(
+        "q", 3
+    )
     assert [r.chunk_id for r in retrieval.results] == ["p0", "p4", "p2"]
     assert retrieval.metadata["dropped_below_threshold"] == 3
-    fewer = RerankingRetriever(_inner(context, 6), reranker, score_threshold=0.85).retrieve("q", 3)
+    fewer = RerankingRetriever(_inner(context, 6), reranker, RerankParams(rerank_threshold=0.85)).retrieve(
+        "q", 3
+    )
     assert [r.chunk_id for r in fewer.results] == ["p0"]  # fewer than top_k rather than weak contexts
-    relaxed = RerankingRetriever(_inner(context, 6), reranker, score_threshold=0.85)
-    assert len(relaxed.retrieve("q", 3, rerank_threshold=0.0).results) == 3
+    relaxed = RerankingRetriever(_inner(context, 6), reranker, RerankParams(rerank_threshold=0.85))
+    assert len(relaxed.retrieve("q", 3, RerankParams(rerank_threshold=0.0)).results) == 3
 
 
 def test_reranker_cost_is_added_to_the_retrieval(context: RetrieverContext) -> None:
@@ -94,7 +98,7 @@ def test_local_reranker_reuses_the_index_vectors_of_chunks() -> None:
 
 def test_reranking_a_real_retriever_with_the_local_reranker(context: RetrieverContext) -> None:
     retriever = RerankingRetriever(
-        build("vector", context), LocalReranker(context), over_retrieve_multiplier=3
+        build("vector", context), LocalReranker(context), RerankParams(over_retrieve_multiplier=3)
     )
     retrieval = retriever.retrieve("Does the river flood Eastfold?", 2)
     assert retrieval.results[0].chunk_id == "c1"  # the one naming every query term (floods: flood)

@@ -14,7 +14,7 @@ from graphunified_query.core.providers.json_repair import loads_lenient
 from graphunified_query.core.settings.model import LLMSettings, Settings
 from graphunified_query.strategies.rerank.llm import TOOL_NAME, LLMReranker, parse_scores
 from graphunified_query.strategies.rerank.registry import make_reranker
-from graphunified_query.strategies.rerank.rerank import RerankError, RerankingRetriever
+from graphunified_query.strategies.rerank.rerank import RerankError, RerankingRetriever, RerankParams
 from graphunified_query.strategies.rerank.voyage import VoyageReranker
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
 from tests.fakes.voyage_server import FakeVoyageServer
@@ -96,7 +96,9 @@ def test_passages_still_ungraded_after_the_last_attempt_score_zero(
 def test_claude_reranker_inside_a_reranking_retriever(server: FakeAnthropicServer) -> None:
     context = make_context([("c1", "d.md", "unused")])
     inner = StaticRetriever(context, "inner", [chunk(f"p{i}", 1 - i / 10, p) for i, p in enumerate(PASSAGES)])
-    retrieval = RerankingRetriever(inner, _reranker(server), score_threshold=0.5).retrieve("q", 2)
+    retrieval = RerankingRetriever(inner, _reranker(server), RerankParams(rerank_threshold=0.5)).retrieve(
+        "q", 2
+    )
     assert [r.text for r in retrieval.results] == PASSAGES[:2]
     assert retrieval.llm_calls == 1 and retrieval.cost_usd > 0
 

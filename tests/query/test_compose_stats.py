@@ -13,14 +13,17 @@ import pytest
 
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.strategies.base import RetrieverContext
-from graphunified_query.strategies.composable.combine import HybridCombiner
-from graphunified_query.strategies.composable.factory import BUILDERS, build
+from graphunified_query.strategies.composable.combine import CombineParams, HybridCombiner
+from graphunified_query.strategies.composable.factory import build
 from graphunified_query.strategies.composable.graph import GraphRetriever
 from graphunified_query.strategies.composable.vector import VectorRetriever
 from graphunified_query.strategies.naive import NaiveRetriever
+from graphunified_query.strategies.registry import names
 from graphunified_query.strategies.rerank.local import LocalReranker
-from graphunified_query.strategies.rerank.rerank import RerankingRetriever
+from graphunified_query.strategies.rerank.rerank import RerankingRetriever, RerankParams
 from tests.query.compose_support import CHUNKS, ENTITIES, RELATIONSHIPS, make_context
+
+BUILDERS = names("composable")  # the composable tier: what `build` hands out
 
 TWO_HOP = "On which river is the town where Ada Whitlock was born?"
 
@@ -33,10 +36,10 @@ def context() -> RetrieverContext:
 def test_build_names_each_composable_retriever(context: RetrieverContext) -> None:
     assert set(BUILDERS) == {"vector", "vector_mmr", "graph_bfs", "graph_dfs"}
     built = {name: build(name, context) for name in BUILDERS}
-    assert isinstance(built["vector"], VectorRetriever) and built["vector_mmr"].config.search_type == "mmr"
-    assert isinstance(built["graph_dfs"], GraphRetriever) and built["graph_dfs"].config.traversal == "dfs"
+    assert isinstance(built["vector"], VectorRetriever) and built["vector_mmr"].params.search_type == "mmr"
+    assert isinstance(built["graph_dfs"], GraphRetriever) and built["graph_dfs"].params.traversal == "dfs"
     assert {r.name for r in built.values()} == set(BUILDERS)
-    assert build("graph_bfs", context, max_hops=3).config.max_hops == 3
+    assert build("graph_bfs", context, max_hops=3).params.max_hops == 3
     assert not set(BUILDERS) & {"naive", "hybrid", "hipporag"}  # no clash with the strategies
     with pytest.raises(ValueError, match="vector_mmr"):
         build("vector_similarity", context)
@@ -54,21 +57,23 @@ def test_get_stats_reports_parameters_and_index_sizes(context: RetrieverContext)
     assert (
         GraphRetriever(make_context(CHUNKS, ENTITIES, entity_vectors=False)).get_stats()["seeding"] == "fuzzy"
     )
-    hybrid = HybridCombiner(build("vector", context), build("graph_bfs", context), mode="weighted")
+    hybrid = HybridCombiner(
+        build("vector", context), build("graph_bfs", context), CombineParams(mode="weighted")
+    )
     reranked = RerankingRetriever(
-        hybrid, LocalReranker(context), over_retrieve_multiplier=3, score_threshold=0.2
+        hybrid, LocalReranker(context), RerankParams(over_retrieve_multiplier=3, rerank_threshold=0.2)
     )
     stats = reranked.get_stats()
     assert (
         stats["over_retrieve_multiplier"] == 3
-        and stats["score_threshold"] == 0.2
+        and stats["rerank_threshold"] == 0.2
         and stats["reranker"] == "local"
     )
     inner = stats["inner"]
     assert inner["mode"] == "weighted" and inner["vector_weight"] == 0.5 and inner["graph_weight"] == 0.5
     assert inner["first"]["name"] == "vector" and inner["second"]["traversal"] == "bfs"
     plain = RerankingRetriever(NaiveRetriever(context), LocalReranker(context))
-    assert plain.get_stats()["inner"] == {"name": "naive"}  # a registered strategy wraps too
+    assert plain.get_stats()["inner"] == {"name": "naive", "params": {}}  # a registered strategy wraps too
 
 
 def test_langchain_adapter(context: RetrieverContext) -> None:
@@ -122,7 +127,7 @@ def test_vector_plus_graph_reaches_the_second_hop(engine: QueryEngine) -> None:
     graph = build("graph_bfs", context, include_edge_descriptions=True)
     titles = {title for r in graph.retrieve(TWO_HOP, 20).results for title in r.entities}
     assert {"Ada Whitlock", "Carrowby"} <= titles  # born in Carrowby: one hop from the seed
-    hybrid = HybridCombiner(build("vector", context), graph, mode="expand")
+    hybrid = HybridCombiner(build("vector", context), graph, CombineParams(mode="expand"))
     retrieval = RerankingRetriever(hybrid, LocalReranker(context)).retrieve(TWO_HOP, 6)
     assert {r.metadata["role"] for r in retrieval.results} <= {"core", "related"}
     assert retrieval.metadata["inner"]["mode"] == "expand"

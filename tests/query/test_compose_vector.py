@@ -8,7 +8,7 @@ import pytest
 from graphunified_query.strategies.base import RetrieverContext
 from graphunified_query.strategies.composable.factory import build
 from graphunified_query.strategies.composable.mmr import mmr
-from graphunified_query.strategies.composable.vector import VectorRetriever
+from graphunified_query.strategies.composable.vector import VectorParams, VectorRetriever
 from graphunified_query.strategies.results import Retrieval
 from tests.query.compose_support import make_context
 
@@ -44,7 +44,7 @@ def test_similarity_returns_the_near_duplicates_and_mmr_picks_a_different_passag
     assert second.metadata["dense_score"] < similar.results[1].metadata["dense_score"]
     assert second.metadata["search_type"] == "mmr"
     # lambda_mult = 1 is relevance only: MMR falls back to similarity order.
-    assert _ids(build("vector_mmr", context).retrieve(QUERY, 2, lambda_mult=1.0)) == ["c1", "c2"]
+    assert _ids(build("vector_mmr", context, lambda_mult=1.0).retrieve(QUERY, 2)) == ["c1", "c2"]
 
 
 def test_mmr_only_chooses_among_fetch_k_candidates(context: RetrieverContext) -> None:
@@ -70,15 +70,22 @@ def test_score_threshold_drops_low_scores(context: RetrieverContext) -> None:
     everything = VectorRetriever(context).retrieve(QUERY, 5)
     cosines = {r.chunk_id: r.score for r in everything.results}
     assert cosines["c4"] < 0.5 < cosines["c3"]  # c4 and c5 fall under the threshold
-    kept = VectorRetriever(context, search_type="similarity_score_threshold", score_threshold=0.5)
+    kept = VectorRetriever(
+        context, VectorParams(search_type="similarity_score_threshold", score_threshold=0.5)
+    )
     retrieval = kept.retrieve(QUERY, 5)
     assert _ids(retrieval) == ["c1", "c2", "c3"]
     assert all(r.score >= 0.5 for r in retrieval.results)
-    assert _ids(kept.retrieve(QUERY, 5, score_threshold=0.1)) == ["c1", "c2", "c3", "c4"]  # per call
+    assert _ids(kept.retrieve(QUERY, 5, kept.params.updated(score_threshold=0.1))) == [
+        "c1",
+        "c2",
+        "c3",
+        "c4",
+    ]  # per call
     with pytest.raises(ValueError, match="needs a score_threshold"):
-        VectorRetriever(context, search_type="similarity_score_threshold")
+        VectorRetriever(context, VectorParams(search_type="similarity_score_threshold"))
     with pytest.raises(ValueError, match="search_type"):
-        VectorRetriever(context, search_type="nearest")
+        VectorRetriever(context, VectorParams(search_type="nearest"))
 
 
 def test_contract_empty_query_and_top_k(context: RetrieverContext) -> None:

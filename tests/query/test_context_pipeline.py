@@ -24,7 +24,7 @@ from graphunified_query.snapshot.model import Chunks, Snapshot, chunks_from_arro
 from graphunified_query.strategies import RetrieverContext
 from graphunified_query.strategies.base import RetrieverBase
 from graphunified_query.strategies.contexts import chunk_result
-from graphunified_query.strategies.params import NoParams
+from graphunified_query.strategies.params import NoParams, StrategyParams
 from graphunified_query.strategies.registry import STRATEGIES, Strategy
 from graphunified_query.strategies.results import GeneratedAnswer, Retrieval, RetrievalResult
 from tests.query.compose_support import WordEmbedder, make_context
@@ -213,9 +213,9 @@ def test_the_reservations_must_leave_room_for_contexts() -> None:
 class _Fixed(RetrieverBase):
     """A strategy returning fixed hits, recording the params it was given."""
 
-    seen: ClassVar[list[dict[str, Any]]] = []
+    seen: ClassVar[list[StrategyParams | None]] = []
 
-    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
         _Fixed.seen.append(params)
         return Retrieval("fixed", (_hit("e0", 0.9), _hit("g0", 0.8), _hit("j0", 0.3)))
 
@@ -266,7 +266,7 @@ def test_per_call_options_override_settings_and_are_not_sent_to_the_strategy(
         document_ids=["evil.md"],
     )
     assert _ids(response.contexts) == ["e0"] and response.contexts[0].metadata["risk_level"] == "high"
-    assert _Fixed.seen[-1] == {}  # context options are the pipeline's, not the strategy's
+    assert _Fixed.seen[-1] == NoParams()  # context options are the pipeline's, not the strategy's
     assert response.metadata["context_pipeline"]["filtered_out"] == {"document_ids": 2}
     with pytest.raises(RequestError, match="max_risk_level"):
         engine.ask("q", "fixed", max_risk_level="extreme")

@@ -78,6 +78,17 @@ def test_eval_scores_every_strategy_and_the_router(
     # An unchanged corpus reuses its index.
     assert main([*argv[:-1], "--strategies", "naive", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["index"]["reused"] is True
+    # A strategy defined in settings.yaml is evaluated like any other, the --param values are recorded
+    # with the figures, and two questions are enough for the cross-validated router figures.
+    (home / "settings.yaml").write_text(
+        "embedding:\n  provider: local\nstrategies:\n  mixed:\n    combine: [naive, hybrid]\n"
+        "    mode: weighted\n"
+    )
+    mixed = ["--strategies", "naive,mixed", "--param", "vector_weight=0.6", "--limit", "2", "--json"]
+    assert main([*argv[:-2], *mixed]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert set(results["strategies"]) == {"naive", "mixed"} and results["params"] == {"vector_weight": 0.6}
+    assert results["questions_evaluated"] == 2 and "learned_cv" in results["router"]
 
 
 def test_bad_dataset_errors_name_the_file_and_field(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from graphunified_query.core.settings.model import EmbeddingSettings, QuerySetti
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.routing.command import train
 from graphunified_query.routing.features import QuestionFeatures
-from graphunified_query.routing.fit import cross_validate, folds
+from graphunified_query.routing.fit import cross_validate, fit_selected, folds
 from graphunified_query.routing.labels import Labelled, Outcome, best_strategy, load_results
 from graphunified_query.routing.learned import select_router
 from graphunified_query.routing.model import LearnedModel, load_model, model_path
@@ -108,6 +108,17 @@ def test_cross_validation_never_scores_a_question_with_a_model_that_saw_it() -> 
         assert s.fold == fold_of[s.question_id]
         assert s.question_id not in trained_on[s.fold]
         assert trained_on[s.fold] == {q for q, f in fold_of.items() if f != s.fold}
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_cross_validation_of_the_fitted_router_on_a_handful_of_questions(count: int) -> None:
+    """``eval --limit 2`` ended in an IndexError: a fold's training set of one question left the
+    inner cross-validation (choosing C) an empty training set."""
+    examples = _synthetic()[:count]
+    x = np.arange(count * 3, dtype=float).reshape(count, 3)
+    scored = cross_validate(x, examples, fit_selected)
+    # A question is scored only by a model fitted without it: one question alone is not scored.
+    assert len(scored) == (0 if count == 1 else count)
 
 
 def _bias_model(embedder: Embedder, favoured: str, model_name: str | None = None) -> LearnedModel:

@@ -21,7 +21,8 @@ TOP_K = 10
 
 
 def _run(engine: QueryEngine, question: str, **params: object) -> tuple[RetrievalResult, ...]:
-    return engine.retriever("lightrag").retrieve(question, TOP_K, **params).results
+    lightrag = engine.retriever("lightrag")
+    return lightrag.retrieve(question, TOP_K, lightrag.params.updated(**params)).results
 
 
 def _kinds(results: tuple[RetrievalResult, ...]) -> set[str]:
@@ -73,7 +74,8 @@ def test_each_mode_returns_what_defines_it(engine: QueryEngine, question: str) -
     assert {"chunk", "entity", "relationship"} <= _kinds(mix)
     nearest = {r.chunk_id for r in naive[: TOP_K // 4]}
     by_vector = {r.chunk_id for r in mix if "vector" in str(r.metadata.get("retrieved_by", ""))}
-    deeper = engine.retriever("lightrag").retrieve(question, 2 * TOP_K, mode="naive").results
+    lightrag = engine.retriever("lightrag")
+    deeper = lightrag.retrieve(question, 2 * TOP_K, lightrag.params.updated(mode="naive")).results
     deeper_ids = {r.chunk_id for r in deeper}
     assert by_vector and by_vector <= deeper_ids  # the nearest chunks are in
     assert nearest & by_vector
@@ -91,5 +93,5 @@ def test_entity_weight_is_the_entities_share_of_the_graph_contexts(
 
 
 def test_an_unknown_mode_names_the_modes(engine: QueryEngine) -> None:
-    with pytest.raises(ValueError, match="mode must be local, global, hybrid, mix, naive"):
-        engine.retriever("lightrag").retrieve("x", 3, mode="bogus")
+    with pytest.raises(ValueError, match="'local', 'global', 'hybrid', 'mix' or 'naive'"):
+        engine.retriever("lightrag").params.updated(mode="bogus")

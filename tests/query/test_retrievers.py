@@ -8,6 +8,8 @@ import math
 import pytest
 
 from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.strategies.graphrag_local import GraphRAGLocalParams
+from graphunified_query.strategies.hybrid import HybridParams
 from graphunified_query.strategies.registry import STRATEGIES, names
 
 TWO_HOP = "On which river is the town where Ada Whitlock was born?"
@@ -68,7 +70,7 @@ def test_hybrid_fuses_dense_and_keyword_ranks(engine: QueryEngine) -> None:
     assert top.score == pytest.approx(
         0.5 / (60 + top.metadata["dense_rank"]) + 0.5 / (60 + top.metadata["bm25_rank"])
     )
-    dense_only = engine.retriever("hybrid").retrieve("Kestrel Beck", 3, alpha=1.0).results
+    dense_only = engine.retriever("hybrid").retrieve("Kestrel Beck", 3, HybridParams(alpha=1.0)).results
     assert dense_only[0].score == pytest.approx(1.0 / (60 + dense_only[0].metadata["dense_rank"]))
 
 
@@ -90,7 +92,7 @@ def test_graphrag_local_walks_the_neighbourhood_and_falls_back(engine: QueryEngi
     ]
     assert 0 in hops and max(hops) >= 1
     fallback = engine.retriever("graphrag_local").retrieve(
-        "Who founded the Hale Mill?", 3, min_similarity=0.99
+        "Who founded the Hale Mill?", 3, GraphRAGLocalParams(min_similarity=0.99)
     )
     assert fallback.metadata["fallback"].startswith("naive") and all(
         r.kind == "chunk" for r in fallback.results

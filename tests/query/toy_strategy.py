@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from graphunified_query.strategies.base import RetrieverBase
@@ -17,11 +15,12 @@ class ToyParams(StrategyParams):
     stride: int = Field(1, ge=1, le=10, description="Take every stride-th chunk.")
 
 
-class ToyRetriever(RetrieverBase):
+class ToyRetriever(RetrieverBase[ToyParams]):
     name = "toy"
+    params_model = ToyParams
 
-    def retrieve(self, query: str, top_k: int = 10, *, stride: int = 1, **params: Any) -> Retrieval:
-        rows = range(0, len(self.snapshot.chunks.ids), stride)
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        rows = range(0, len(self.snapshot.chunks.ids), self.using(params).stride)
         return Retrieval(
             self.name, tuple(chunk_result(self.snapshot, r, 1.0 / (1 + r)) for r in rows)[:top_k]
         )

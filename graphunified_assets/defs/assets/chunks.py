@@ -11,7 +11,8 @@ from graphunified_assets.defs.observability import numeric, stage_timing
 from graphunified_assets.defs.partitions import per_document_asset
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest import chunking
-from graphunified_assets.lib.ingest.chunking import chunk_text
+from graphunified_assets.lib.ingest.chunking import chunk_text, chunking_key
+from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.risk.detector import assess_document
 from graphunified_query.core.artifacts import CHUNKS
 from graphunified_query.core.providers import load_tokenizer
@@ -66,6 +67,10 @@ def chunks(
                 }
             )
     table = pa.Table.from_pylist(rows, schema=CHUNKS_SCHEMA)
+    # With which chunker settings: a change of them makes these documents pending (`plan_update`).
+    IndexState(graphunified.layout.index_state).mark_chunked(
+        documents.column("id").to_pylist(), chunking_key(settings)
+    )
     tokens = sum(r["n_tokens"] for r in rows)  # type: ignore[misc]
     context.add_output_metadata(
         {

@@ -19,6 +19,8 @@ token per ``_LONG_TOKEN_PIECE`` characters, so even a 100K-character blob splits
 from __future__ import annotations
 
 import bisect
+import hashlib
+import json
 import re
 from array import array
 from collections.abc import Sequence
@@ -26,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from tokenizers import Tokenizer
+
+from graphunified_query.core.settings.model import ChunkingSettings
 
 Sections = Sequence[tuple[tuple[str, ...], int, int]]
 
@@ -240,3 +244,9 @@ def _validate(tokenizer: Tokenizer, size: int, overlap: int, min_size: int) -> N
             "the chunking tokenizer must have truncation and padding disabled "
             "(use graphunified_query.core.providers.load_tokenizer())"
         )
+
+
+def chunking_key(settings: ChunkingSettings) -> str:
+    """The chunker's settings as a staleness key: a document chunked under another key is re-chunked
+    by the next `index` (and `status` says so), though its content did not change."""
+    return hashlib.sha256(json.dumps(settings.model_dump(), sort_keys=True).encode()).hexdigest()[:16]

@@ -2,6 +2,8 @@
 
 - ``indexed_documents``: the content hash of every document as last written by the
   ``documents`` asset; the sensor and ``index`` compare the input folder against it.
+- ``chunked_with``: the chunker's settings (`chunking.chunking_key`) each document was last
+  chunked with: a change re-chunks it though its content hash did not change.
 - ``failures``: every document or record that could not be processed, with the reason, so a
   bad file is visible (CLI, Dagster metadata) and retried on the next run instead of lost.
 """
@@ -29,6 +31,7 @@ create table if not exists failures (
     primary key (source, stage)
 );
 create table if not exists parse_failed (document_id text primary key, content_hash text not null);
+create table if not exists chunked_with (document_id text primary key, chunking text not null);
 """
 
 
@@ -72,6 +75,17 @@ class IndexState:
         with self._connect() as db:
             db.executemany("delete from indexed_documents where document_id = ?", ids)
             db.executemany("delete from parse_failed where document_id = ?", ids)
+            db.executemany("delete from chunked_with where document_id = ?", ids)
+
+    def mark_chunked(self, document_ids: Iterable[str], chunking: str) -> None:
+        with self._connect() as db:
+            db.executemany(
+                "insert or replace into chunked_with values (?, ?)", ((d, chunking) for d in document_ids)
+            )
+
+    def chunked_with(self) -> dict[str, str]:
+        with self._connect() as db:
+            return dict(db.execute("select document_id, chunking from chunked_with"))
 
     def mark_parse_failed(self, hashes: dict[str, str], parsed: Iterable[str]) -> None:
         """Content that failed to parse: not retried (nor a refresh run) until it changes."""

@@ -1,8 +1,9 @@
 """Compare the input folder with what is indexed: which documents are new, changed, removed.
 
-A document is pending when its content hash differs from the indexed one, or when one of its
-downstream per-document files is missing or older than its ``documents`` file (a run that
-failed half-way). Everything else is untouched — not even read.
+A document is pending when its content hash differs from the indexed one, when it was chunked
+with other chunker settings than the current ones (``chunking.size`` changed: `chunking_key`), or
+when one of its downstream per-document files is missing or older than its ``documents`` file (a
+run that failed half-way). Everything else is untouched — not even read.
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ class UpdatePlan:
     incomplete: tuple[str, ...]
     removed: tuple[str, ...]
     unchanged: int
+    rechunk: tuple[str, ...] = ()  # content unchanged, chunked with other chunking settings
 
     @property
     def pending(self) -> tuple[str, ...]:
-        return self.new + self.changed + self.incomplete
+        return self.new + self.changed + self.rechunk + self.incomplete
 
     def summary(self) -> str:
+        rechunk = f"{len(self.rechunk)} to re-chunk (chunking settings changed), " if self.rechunk else ""
         return (
-            f"{len(self.new)} new, {len(self.changed)} changed, {len(self.incomplete)} incomplete, "
+            f"{len(self.new)} new, {len(self.changed)} changed, {rechunk}{len(self.incomplete)} incomplete, "
             f"{len(self.removed)} removed, {self.unchanged} unchanged"
         )
 
@@ -41,23 +44,31 @@ def plan_update(
     *,
     layout: HomeLayout,
     downstream_tables: Sequence[str],
+    chunking: str,
 ) -> UpdatePlan:
-    """``scanned`` and ``indexed`` map document ids to content hashes."""
+    """``scanned`` and ``indexed`` map document ids to content hashes; ``chunking`` is the current
+    `chunking_key` (a document with no record of its own was chunked before they were kept: as now)."""
     live = set(live_partitions)
+    state = IndexState(layout.index_state)
     # Content that failed to parse fails again: it waits for a change (or `index --refresh`).
-    unparsable = {
-        k for k, h in IndexState(layout.index_state).parse_failed_hashes().items() if scanned.get(k) == h
-    }
+    unparsable = {k for k, h in state.parse_failed_hashes().items() if scanned.get(k) == h}
+    chunked = state.chunked_with()
     new = sorted(k for k in scanned if k not in indexed and k not in live and k not in unparsable)
     # A live partition never indexed is one that failed before: it is retried like a change.
     changed = sorted(
         k for k in scanned if k not in new and k not in unparsable and indexed.get(k) != scanned[k]
     )
-    settled = [k for k in scanned if k not in new and k not in changed]
+    # Unchanged content chunked under other chunking settings (a changed chunking.size) is redone.
+    rechunk = sorted(
+        k for k in scanned if k in indexed and k not in changed and chunked.get(k, chunking) != chunking
+    )
+    settled = [k for k in scanned if k not in new and k not in changed and k not in rechunk]
     incomplete = sorted(k for k in settled if _is_incomplete(k, layout, downstream_tables))
     removed = sorted((live | set(indexed)) - set(scanned))
     unchanged = len(settled) - len(incomplete)
-    return UpdatePlan(tuple(new), tuple(changed), tuple(incomplete), tuple(removed), unchanged)
+    return UpdatePlan(
+        tuple(new), tuple(changed), tuple(incomplete), tuple(removed), unchanged, tuple(rechunk)
+    )
 
 
 def _is_incomplete(document_id: str, layout: HomeLayout, downstream_tables: Sequence[str]) -> bool:

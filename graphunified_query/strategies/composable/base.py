@@ -1,39 +1,18 @@
-"""What every composable retriever shares: per-call parameter overrides, stats, and its context."""
+"""What every composable retriever shares: stats, and the context a wrapper runs in."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import fields, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
-from graphunified_query.strategies.base import Retriever, RetrieverBase, RetrieverContext
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
-Config = TypeVar("Config", bound="DataclassInstance")
+from graphunified_query.strategies.base import P, Retriever, RetrieverBase, RetrieverContext
 
 
-class ComposableRetriever(RetrieverBase):
-    """A `Retriever` that can also describe itself (`get_stats`) so a composition can be inspected."""
-
-    def get_stats(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-
-def with_overrides(config: Config, params: Mapping[str, Any]) -> Config:
-    """``config`` with the per-call ``params`` that name one of its fields applied.
-
-    Other keys are ignored on purpose: a combiner forwards one set of params to both of its sides,
-    and each side takes only the ones it understands (as the registered strategies do).
-    """
-    known = {f.name for f in fields(config)}
-    chosen = {k: v for k, v in params.items() if k in known}
-    return replace(config, **chosen) if chosen else config
+class ComposableRetriever(RetrieverBase[P]):
+    """A `Retriever` that describes itself in more detail (`get_stats`: configuration and index sizes)."""
 
 
 def stats_of(retriever: Retriever) -> dict[str, Any]:
-    """The retriever's own stats, or just its name for plain strategies (e.g. the registered six)."""
+    """The retriever's own stats (a retriever written outside `RetrieverBase` may have none: its name)."""
     get_stats = getattr(retriever, "get_stats", None)
     return get_stats() if callable(get_stats) else {"name": retriever.name}
 

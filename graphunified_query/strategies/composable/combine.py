@@ -20,17 +20,14 @@ own scores stay in ``source_scores``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from pydantic import Field
+
 from graphunified_query.strategies.base import Retriever, RetrieverContext
-from graphunified_query.strategies.composable.base import (
-    ComposableRetriever,
-    context_of,
-    stats_of,
-    with_overrides,
-)
+from graphunified_query.strategies.composable.base import ComposableRetriever, context_of, stats_of
 from graphunified_query.strategies.composable.dedup import Candidate, collect, dedup_key
+from graphunified_query.strategies.params import FiniteFloat, StrategyParams
 from graphunified_query.strategies.rerank.local import LocalReranker
 from graphunified_query.strategies.rerank.rerank import Reranker, RerankOutcome, reranker_name, run_reranker
 from graphunified_query.strategies.results import Retrieval, RetrievalResult
@@ -39,54 +36,47 @@ Mode = Literal["concat", "rerank", "weighted", "expand"]
 MODES: tuple[Mode, ...] = ("concat", "rerank", "weighted", "expand")
 
 
-@dataclass(frozen=True)
-class CombinerConfig:
-    mode: Mode = "concat"
-    vector_weight: float = 0.5  # weighted: weight of `first`
-    graph_weight: float = 0.5  # weighted: weight of `second`
-    related_k: int | None = None  # expand: most related results (None: top_k // 2)
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"mode {self.mode!r} is not one of {', '.join(MODES)}")
-        if self.vector_weight < 0 or self.graph_weight < 0:
-            raise ValueError("vector_weight and graph_weight must not be negative")
+class CombineParams(StrategyParams):
+    mode: Mode = Field("concat", description="concat, rerank, weighted or expand.")
+    vector_weight: FiniteFloat = Field(0.5, ge=0.0, description="weighted: weight of the first strategy.")
+    graph_weight: FiniteFloat = Field(0.5, ge=0.0, description="weighted: weight of the second strategy.")
+    related_k: int | None = Field(None, ge=1, le=1000, description="expand: most results of the second.")
 
 
-class HybridCombiner(ComposableRetriever):
+class HybridCombiner(ComposableRetriever[CombineParams]):
+    """Each side runs with the parameters it was built with; a call's `CombineParams` are the
+    combiner's own (mode, weights, related_k)."""
+
     name = "hybrid_combiner"
+    params_model = CombineParams
 
     def __init__(
         self,
         first: Retriever,
         second: Retriever,
-        mode: Mode = "concat",
+        params: CombineParams | None = None,
         *,
         reranker: Reranker | None = None,
         context: RetrieverContext | None = None,
         name: str | None = None,
-        **config: Any,
     ) -> None:
-        super().__init__(context_of(first, context))
+        super().__init__(context_of(first, context), params)
         self.first = first
         self.second = second
-        self.config = CombinerConfig(mode=mode, **config)
         self.reranker: Reranker = reranker or LocalReranker(self.context, semantic_weight=1.0)
-        self.name = name or f"{first.name}+{second.name}:{self.config.mode}"
+        self.name = name or f"{first.name}+{second.name}:{self.params.mode}"
         # Source labels: the sides' names, unless they share one.
         same = first.name == second.name
         self.labels = ("first", "second") if same else (first.name, second.name)
 
-    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
-        config = with_overrides(self.config, params)
-        own = {f.name for f in fields(CombinerConfig)}
-        forwarded = {k: v for k, v in params.items() if k not in own}
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        config = self.using(params)
         if not query.strip() or top_k <= 0:
             return Retrieval(self.name, ())
         related_k = config.related_k if config.related_k is not None else top_k // 2
         first_k = max(top_k - related_k, 1) if config.mode == "expand" else top_k
-        first = self.first.retrieve(query, first_k, **forwarded)
-        second = self.second.retrieve(query, top_k, **forwarded)
+        first = self.first.retrieve(query, first_k)
+        second = self.second.retrieve(query, top_k)
         sides = [(self.labels[0], first.results), (self.labels[1], second.results)]
         outcome = RerankOutcome([])
         if config.mode == "concat":
@@ -122,10 +112,7 @@ class HybridCombiner(ComposableRetriever):
         stats: dict[str, Any] = {
             "name": self.name,
             "kind": "combiner",
-            "mode": self.config.mode,
-            "vector_weight": self.config.vector_weight,
-            "graph_weight": self.config.graph_weight,
-            "related_k": self.config.related_k,
+            **self.params.model_dump(),
             "reranker": reranker_name(self.reranker),
         }
         return stats | {"first": stats_of(self.first), "second": stats_of(self.second)}

@@ -1,27 +1,18 @@
-"""`build`: the composable retrievers by name, for a CLI or registry to hand out."""
+"""`build`: a composable retriever by its registered name, configured, for Python compositions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from graphunified_query.strategies.base import RetrieverContext
-from graphunified_query.strategies.composable.base import ComposableRetriever
-from graphunified_query.strategies.composable.graph import GraphRetriever
-from graphunified_query.strategies.composable.vector import VectorRetriever
-
-# name -> (class, the parameters the name stands for); caller's params override the rest.
-BUILDERS: dict[str, tuple[Callable[..., ComposableRetriever], dict[str, Any]]] = {
-    "vector": (VectorRetriever, {"search_type": "similarity"}),
-    "vector_mmr": (VectorRetriever, {"search_type": "mmr"}),
-    "graph_bfs": (GraphRetriever, {"traversal": "bfs"}),
-    "graph_dfs": (GraphRetriever, {"traversal": "dfs"}),
-}
+from graphunified_query.strategies.base import Retriever, RetrieverContext
+from graphunified_query.strategies.registry import STRATEGIES
 
 
-def build(name: str, context: RetrieverContext, **params: Any) -> ComposableRetriever:
-    """``build("vector_mmr", context, fetch_k=40)``: the retriever ``name`` names, configured."""
-    if name not in BUILDERS:
-        raise ValueError(f"Unknown composable retriever {name!r}; choose one of: {', '.join(BUILDERS)}.")
-    cls, defining = BUILDERS[name]
-    return cls(context, name=name, **{**defining, **params})
+def build(name: str, context: RetrieverContext, **values: Any) -> Retriever:
+    """``build("vector_mmr", context, fetch_k=40)``: the composable strategy ``name`` with its
+    parameter model's values (checked: an unknown name or a bad value raises ValidationError)."""
+    strategy = STRATEGIES.get(name)
+    if strategy is None or strategy.tier != "composable":
+        choices = ", ".join(n for n, s in STRATEGIES.items() if s.tier == "composable")
+        raise ValueError(f"Unknown composable retriever {name!r}; choose one of: {choices}.")
+    return strategy.build(context, strategy.params.model_validate(values))

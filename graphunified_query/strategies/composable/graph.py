@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
@@ -24,9 +24,9 @@ from typing import Any
 from pydantic import Field
 
 from graphunified_query.strategies.base import RetrieverContext
-from graphunified_query.strategies.composable.base import ComposableRetriever, with_overrides
+from graphunified_query.strategies.composable.base import ComposableRetriever
 from graphunified_query.strategies.composable.seeding import FuzzyTitles, Seed, SeedMethod, embedding_seeds
-from graphunified_query.strategies.composable.traversal import TRAVERSALS, Traversal, Visit, traverse
+from graphunified_query.strategies.composable.traversal import Traversal, Visit, traverse
 from graphunified_query.strategies.contexts import entity_result
 from graphunified_query.strategies.params import Cosine, FiniteFloat, StrategyParams, Unit
 from graphunified_query.strategies.results import Retrieval, RetrievalResult
@@ -35,27 +35,6 @@ log = logging.getLogger(__name__)
 # What a failing embedder raises: EmbeddingError (a RuntimeError) from a provider, OSError from a
 # model file, ValueError from a query vector whose dimension does not match the index.
 _EMBEDDING_FAILURES = (RuntimeError, OSError, ValueError)
-
-
-@dataclass(frozen=True)
-class GraphConfig:
-    traversal: Traversal = "bfs"
-    max_hops: int = 2
-    decay: float = 0.7  # score multiplier per hop
-    seed_k: int = 5
-    min_similarity: float = 0.25  # cosine a seed needs (graphrag_local's default)
-    fuzzy_min_ratio: float = 0.8  # title match ratio a seed needs in the fuzzy fallback
-    min_score: float = 0.0
-    max_nodes: int = 50  # traversal budget, seeds included (graphrag_local's max_neighbourhood)
-    include_edge_descriptions: bool = False
-
-    def __post_init__(self) -> None:
-        if self.traversal not in TRAVERSALS:
-            raise ValueError(f"traversal {self.traversal!r} is not one of {', '.join(TRAVERSALS)}")
-        if self.max_hops < 0 or self.seed_k < 1 or self.max_nodes < 1:
-            raise ValueError("max_hops must be >= 0, seed_k and max_nodes >= 1")
-        if not 0.0 < self.decay <= 1.0:
-            raise ValueError(f"decay must be within (0, 1], not {self.decay}")
 
 
 class GraphParams(StrategyParams):
@@ -74,13 +53,15 @@ class GraphDFSParams(GraphParams):
     traversal: Traversal = Field("dfs", description="Walk order: bfs or dfs.")
 
 
-class GraphRetriever(ComposableRetriever):
+class GraphRetriever(ComposableRetriever[GraphParams]):
     name = "graph"
+    params_model = GraphParams
 
-    def __init__(self, context: RetrieverContext, *, name: str | None = None, **config: Any) -> None:
-        super().__init__(context)
+    def __init__(
+        self, context: RetrieverContext, params: GraphParams | None = None, *, name: str | None = None
+    ) -> None:
+        super().__init__(context, params)
         self.name = name or self.name
-        self.config = GraphConfig(**config)
         self._warned = False
         self._warn_lock = threading.Lock()
 
@@ -88,8 +69,8 @@ class GraphRetriever(ComposableRetriever):
     def _titles(self) -> FuzzyTitles:
         return FuzzyTitles(self.snapshot.entities)
 
-    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
-        config = with_overrides(self.config, params)
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        config = self.using(params)
         if not query.strip() or top_k <= 0:
             return Retrieval(self.name, ())
         seeds, method = self._seeds(query, config)
@@ -114,7 +95,7 @@ class GraphRetriever(ComposableRetriever):
         }
         return Retrieval(self.name, results, metadata=metadata)
 
-    def _seeds(self, query: str, config: GraphConfig) -> tuple[list[Seed], SeedMethod]:
+    def _seeds(self, query: str, config: GraphParams) -> tuple[list[Seed], SeedMethod]:
         vectors = self.snapshot.entity_vectors
         if not self.snapshot.entities:
             return [], "none"  # nothing to seed from, and nothing to warn about
@@ -143,7 +124,7 @@ class GraphRetriever(ComposableRetriever):
             snap.adjacency.pairs(entity), key=lambda n: (-float(weights[n[1]]), snap.entity_row[n[0]])
         )
 
-    def _result(self, visit: Visit, by_id: dict[str, Visit], config: GraphConfig) -> RetrievalResult:
+    def _result(self, visit: Visit, by_id: dict[str, Visit], config: GraphParams) -> RetrievalResult:
         snap = self.snapshot
         result = entity_result(
             snap,
@@ -173,7 +154,7 @@ class GraphRetriever(ComposableRetriever):
         return {
             "name": self.name,
             "kind": "graph",
-            **{field: getattr(self.config, field) for field in self.config.__dataclass_fields__},
+            **self.params.model_dump(),
             "entities": len(snap.entities),
             "relationships": len(snap.relationships),
             "entity_vectors": len(snap.entity_vectors),

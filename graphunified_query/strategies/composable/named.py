@@ -22,51 +22,44 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
-from graphunified_query.strategies.base import Retriever, RetrieverBase, RetrieverContext
-from graphunified_query.strategies.composable.combine import HybridCombiner, Mode
-from graphunified_query.strategies.params import FiniteFloat, StrategyParams
+from graphunified_query.strategies.base import Retriever, RetrieverContext
+from graphunified_query.strategies.composable.combine import CombineParams, HybridCombiner
+from graphunified_query.strategies.params import StrategyParams
 from graphunified_query.strategies.registry import Strategy
 from graphunified_query.strategies.rerank.registry import RerankerName, make_reranker
-from graphunified_query.strategies.rerank.rerank import RerankingRetriever
-from graphunified_query.strategies.results import Retrieval
+from graphunified_query.strategies.rerank.rerank import RerankingRetriever, RerankParams
 
-STRUCTURE = frozenset({"combine", "rerank", "reranker"})  # what is built, not per-call parameters
-
-
-class CombineParams(StrategyParams):
-    mode: Mode = Field("concat", description="concat, rerank, weighted or expand.")
-    vector_weight: FiniteFloat = Field(0.5, ge=0.0, description="weighted: weight of the first strategy.")
-    graph_weight: FiniteFloat = Field(0.5, ge=0.0, description="weighted: weight of the second strategy.")
-    related_k: int | None = Field(None, ge=1, le=1000, description="expand: most results of the second.")
+# The kinds of composition: the key naming what is composed, and the composition's parameters.
+KINDS: dict[str, type[StrategyParams]] = {"combine": CombineParams, "rerank": RerankParams}
+STRUCTURE = frozenset({*KINDS, "reranker"})  # what is built, not per-call parameters
 
 
-class RerankParams(StrategyParams):
-    over_retrieve_multiplier: int = Field(2, ge=1, le=20, description="Candidates = this x top_k.")
-    rerank_threshold: FiniteFloat | None = Field(None, description="Rerank score a result needs.")
-
-
-def is_composition(entry: Mapping[str, Any]) -> bool:
-    return "combine" in entry or "rerank" in entry
+def is_composition(name: str, entry: Mapping[str, Any], known: Mapping[str, Strategy]) -> bool:
+    """Whether ``strategies.<name>`` defines a strategy. A registered name's entry holds its
+    parameters, whatever their names: ``strategies.expanded.rerank: true`` is expanded's own
+    ``rerank`` switch, not a composition."""
+    return name not in known and any(kind in entry for kind in KINDS)
 
 
 def composition(
     name: str, entry: Mapping[str, Any], inner: Callable[[str], Retriever], known: Mapping[str, Strategy]
 ) -> Strategy:
-    """The `Strategy` ``strategies.<name>`` defines; ``inner(n)`` is strategy ``n`` with its settings."""
+    """The `Strategy` ``strategies.<name>`` defines; ``inner(n)`` is strategy ``n`` with its settings.
+    The composition is built with the entry's parameters, so ``get_stats`` reports them."""
     from graphunified_query.core.settings.model import SettingsError
 
     parts = entry.get("combine") if "combine" in entry else [entry.get("rerank")]
     if not isinstance(parts, list) or len(parts) != (2 if "combine" in entry else 1):
         raise SettingsError(f"strategies.{name}: combine takes two strategy names, rerank one; not {parts!r}")
     for part in parts:
-        if part not in known:
+        if not isinstance(part, str) or part not in known:
             raise SettingsError(
                 f"strategies.{name}: {part!r} is not a strategy; choose from: {', '.join(known)}"
             )
     reranker: RerankerName | None = entry.get("reranker")
-    params = CombineParams if "combine" in entry else RerankParams
+    params = KINDS["combine" if "combine" in entry else "rerank"]
     try:
         params.model_validate({k: v for k, v in entry.items() if k not in STRUCTURE})
     except ValidationError as error:
@@ -76,27 +69,16 @@ def composition(
             f"{name} takes: {', '.join([*STRUCTURE, *params.model_fields])}"
         ) from None
 
-    def build(context: RetrieverContext) -> Retriever:
+    def build(context: RetrieverContext, values: Any) -> Retriever:
         chosen = make_reranker(reranker, context) if reranker else None
-        if params is CombineParams:
+        if isinstance(values, CombineParams):
             first, second = (inner(p) for p in parts)
-            return HybridCombiner(first, second, reranker=chosen, context=context, name=name)
-        return RerankingRetriever(inner(parts[0]), chosen or make_reranker("local", context), name=name)
+            return HybridCombiner(first, second, values, reranker=chosen, context=context, name=name)
+        return RerankingRetriever(
+            inner(parts[0]), chosen or make_reranker("local", context), values, name=name
+        )
 
     what = (
         f"{' + '.join(parts)}" if params is CombineParams else f"{parts[0]} reranked ({reranker or 'local'})"
     )
     return Strategy(name, build, params, "composable", f"settings: {what}", structure=STRUCTURE)
-
-
-class WithSettings(RetrieverBase):
-    """A strategy inside a composition, run with its ``strategies.<name>`` settings under the call's."""
-
-    def __init__(self, inner: Retriever, defaults: Mapping[str, Any], context: RetrieverContext) -> None:
-        super().__init__(context)
-        self.inner = inner
-        self.defaults = dict(defaults)
-        self.name = inner.name
-
-    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
-        return self.inner.retrieve(query, top_k, **{**self.defaults, **params})

@@ -10,13 +10,12 @@ A ``score_threshold`` given with another search type filters that one's results 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from graphunified_query.strategies.base import RetrieverContext
-from graphunified_query.strategies.composable.base import ComposableRetriever, with_overrides
+from graphunified_query.strategies.composable.base import ComposableRetriever
 from graphunified_query.strategies.composable.mmr import mmr
 from graphunified_query.strategies.contexts import chunk_result
 from graphunified_query.strategies.params import Cosine, StrategyParams, Unit
@@ -24,24 +23,6 @@ from graphunified_query.strategies.results import Retrieval
 
 SearchType = Literal["similarity", "mmr", "similarity_score_threshold"]
 SEARCH_TYPES: tuple[SearchType, ...] = ("similarity", "mmr", "similarity_score_threshold")
-
-
-@dataclass(frozen=True)
-class VectorConfig:
-    search_type: SearchType = "similarity"
-    fetch_k: int = 20  # mmr: candidates considered (LangChain's default)
-    lambda_mult: float = 0.5  # mmr: 1 = relevance only, 0 = diversity only
-    score_threshold: float | None = None  # minimum cosine similarity kept
-
-    def __post_init__(self) -> None:
-        if self.search_type not in SEARCH_TYPES:
-            raise ValueError(f"search_type {self.search_type!r} is not one of {', '.join(SEARCH_TYPES)}")
-        if self.search_type == "similarity_score_threshold" and self.score_threshold is None:
-            raise ValueError("search_type 'similarity_score_threshold' needs a score_threshold")
-        if not 0.0 <= self.lambda_mult <= 1.0:
-            raise ValueError(f"lambda_mult must be within [0, 1], not {self.lambda_mult}")
-        if self.fetch_k < 1:
-            raise ValueError(f"fetch_k must be at least 1, not {self.fetch_k}")
 
 
 class VectorParams(StrategyParams):
@@ -52,21 +33,29 @@ class VectorParams(StrategyParams):
     lambda_mult: Unit = Field(0.5, description="mmr: 1 = relevance only, 0 = diversity only.")
     score_threshold: Cosine | None = Field(None, description="Minimum cosine similarity kept.")
 
+    @model_validator(mode="after")
+    def _threshold_given(self) -> VectorParams:
+        if self.search_type == "similarity_score_threshold" and self.score_threshold is None:
+            raise ValueError("search_type 'similarity_score_threshold' needs a score_threshold")
+        return self
+
 
 class VectorMMRParams(VectorParams):
     search_type: SearchType = Field("mmr", description="similarity, mmr or similarity_score_threshold.")
 
 
-class VectorRetriever(ComposableRetriever):
+class VectorRetriever(ComposableRetriever[VectorParams]):
     name = "vector"
+    params_model = VectorParams
 
-    def __init__(self, context: RetrieverContext, *, name: str | None = None, **config: Any) -> None:
-        super().__init__(context)
+    def __init__(
+        self, context: RetrieverContext, params: VectorParams | None = None, *, name: str | None = None
+    ) -> None:
+        super().__init__(context, params)
         self.name = name or self.name
-        self.config = VectorConfig(**config)
 
-    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
-        config = with_overrides(self.config, params)
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        config = self.using(params)
         if not query.strip() or top_k <= 0:
             return Retrieval(self.name, ())
         index = self.snapshot.chunk_vectors
@@ -105,10 +94,10 @@ class VectorRetriever(ComposableRetriever):
         return {
             "name": self.name,
             "kind": "vector",
-            "search_type": self.config.search_type,
-            "fetch_k": self.config.fetch_k,
-            "lambda_mult": self.config.lambda_mult,
-            "score_threshold": self.config.score_threshold,
+            "search_type": self.params.search_type,
+            "fetch_k": self.params.fetch_k,
+            "lambda_mult": self.params.lambda_mult,
+            "score_threshold": self.params.score_threshold,
             "chunks": len(index),
             "dimension": index.dimension,
             "model": self.snapshot.model,

@@ -2,8 +2,9 @@
 
 A reranker reads the query and each passage together (or at least scores them against each other
 with more care than the first-stage index), so the wrapper over-retrieves ``top_k *
-over_retrieve_multiplier`` candidates, rescores them, drops those below ``score_threshold`` and
-keeps the best ``top_k``. Rerankers, all scoring in [0, 1] so thresholds carry over:
+over_retrieve_multiplier`` candidates, rescores them, drops those below ``rerank_threshold`` and
+keeps the best ``top_k`` (both knobs are `RerankParams`). Rerankers, all scoring in [0, 1] so
+thresholds carry over:
 
 - `LocalReranker` (`local_rerank`): local embedding cosine blended with query-term coverage; free.
 - `LLMReranker` (`llm_rerank`): the configured LLM grades every passage 0-10 in one call.
@@ -17,9 +18,12 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
+from pydantic import Field
+
 from graphunified_query.core.providers.cost import Usage
 from graphunified_query.strategies.base import Retriever, RetrieverContext
 from graphunified_query.strategies.composable.base import ComposableRetriever, context_of, stats_of
+from graphunified_query.strategies.params import FiniteFloat, StrategyParams
 from graphunified_query.strategies.results import Retrieval, RetrievalResult
 
 
@@ -60,37 +64,39 @@ def reranker_name(reranker: Reranker) -> str:
     return str(getattr(reranker, "name", type(reranker).__name__))
 
 
-class RerankingRetriever(ComposableRetriever):
+class RerankParams(StrategyParams):
+    over_retrieve_multiplier: int = Field(2, ge=1, le=20, description="Candidates = this x top_k.")
+    # Named apart from a vector retriever's score_threshold (a cosine), which the inner one may take.
+    rerank_threshold: FiniteFloat | None = Field(None, description="Rerank score a result needs.")
+
+
+class RerankingRetriever(ComposableRetriever[RerankParams]):
+    """The inner retriever runs with the parameters it was built with; a call's `RerankParams`
+    are the wrapper's own."""
+
     name = "rerank"
+    params_model = RerankParams
 
     def __init__(
         self,
         inner: Retriever,
         reranker: Reranker,
-        over_retrieve_multiplier: int = 2,
-        score_threshold: float | None = None,
+        params: RerankParams | None = None,
         *,
         context: RetrieverContext | None = None,
         name: str | None = None,
     ) -> None:
-        super().__init__(context_of(inner, context))
-        if over_retrieve_multiplier < 1:
-            raise ValueError(f"over_retrieve_multiplier must be at least 1, not {over_retrieve_multiplier}")
+        super().__init__(context_of(inner, context), params)
         self.inner = inner
         self.reranker = reranker
-        self.over_retrieve_multiplier = over_retrieve_multiplier
-        self.score_threshold = score_threshold
         self.name = name or f"{inner.name}+rerank"
 
-    def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
-        """``over_retrieve_multiplier`` and ``rerank_threshold`` override the wrapper's settings for
-        this call (the threshold is named apart from the inner retriever's ``score_threshold``); the
-        other params go to the inner retriever."""
-        multiplier = int(params.pop("over_retrieve_multiplier", self.over_retrieve_multiplier))
-        threshold = params.pop("rerank_threshold", self.score_threshold)
+    def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
+        p = self.using(params)
+        threshold = p.rerank_threshold
         if not query.strip() or top_k <= 0:
             return Retrieval(self.name, ())
-        first = self.inner.retrieve(query, top_k * multiplier, **params)
+        first = self.inner.retrieve(query, top_k * p.over_retrieve_multiplier)
         outcome = run_reranker(self.reranker, query, [r.text for r in first.results])
         rescored = [
             _rescored(result, score) for result, score in zip(first.results, outcome.scores, strict=True)
@@ -118,8 +124,7 @@ class RerankingRetriever(ComposableRetriever):
             "name": self.name,
             "kind": "rerank",
             "reranker": reranker_name(self.reranker),
-            "over_retrieve_multiplier": self.over_retrieve_multiplier,
-            "score_threshold": self.score_threshold,
+            **self.params.model_dump(),
             "inner": stats_of(self.inner),
         }
 
