@@ -63,14 +63,17 @@ class QueryResponse:
     question: str
     strategy: str
     answer: str | None  # None with retrieve_only
-    contexts: tuple[RetrievalResult, ...]
+    contexts: tuple[RetrievalResult, ...]  # the strategy's own, at most top_k
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # Link neighbours of those contexts, beside them (never in their places), sent after them.
+    expanded_contexts: tuple[RetrievalResult, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "answer": self.answer,
             "strategy": self.strategy,
             "contexts": [c.as_dict() for c in self.contexts],
+            "expanded_contexts": [c.as_dict() for c in self.expanded_contexts],
             "metadata": dict(self.metadata),
         }
 
@@ -280,7 +283,10 @@ class QueryEngine:
         retrieved = time.perf_counter()  # retrieval latency includes the (millisecond) context pipeline
         answer: GeneratedAnswer | None = None
         if not resolved.retrieve_only:
-            answer = self.generator.generate(resolved.question, outcome.prepared.results)
+            prepared = outcome.prepared  # packed once, with this call's budget: the generator sends it all
+            answer = self.generator.generate(
+                resolved.question, prepared.sent, budget_tokens=prepared.budget_tokens
+            )
         finished = time.perf_counter()
         contexts = outcome.prepared.results
         metadata = {
@@ -308,6 +314,7 @@ class QueryEngine:
             answer=answer.text if answer else None,
             contexts=with_aliases(contexts, self.aliases),
             metadata=metadata,
+            expanded_contexts=with_aliases(outcome.prepared.expanded_results, self.aliases),
         )
 
     def _kwargs(self, strategy: str, params: ResolvedParams, resolved: ResolvedRequest) -> dict[str, Any]:
