@@ -319,3 +319,11 @@ def test_per_document_files_written_before_risk_flags_still_read_with_the_curren
     pq.write_table(pa.Table.from_pylist([row], schema=old_schema), tmp_path / "a.parquet")
     table = read_tables([tmp_path / "a.parquet"], CHUNKS_SCHEMA)  # e.g. the GraphRAG export
     assert table.schema == CHUNKS_SCHEMA and table.column("risk_level").to_pylist() == [None]
+
+
+def test_a_neighbour_of_a_negative_score_hit_ranks_below_it() -> None:
+    # An MMR margin can be negative: 0.9 x -0.2 = -0.18 would put the neighbour above its hit.
+    prepared = _run([_hit("g0", -0.2)], link_expansion=True)
+    assert prepared.expanded_results
+    assert all(r.score < -0.2 for r in prepared.expanded_results)
+    assert [r.score for r in prepared.expanded_results] == pytest.approx([-0.22, -0.22])
