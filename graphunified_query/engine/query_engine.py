@@ -23,7 +23,7 @@ from graphunified_query.core.providers.embedding import Embedder, check_same_mod
 from graphunified_query.core.providers.registry import resolve_llm
 from graphunified_query.core.settings.model import Settings, load_settings
 from graphunified_query.core.stores.object_store import is_object_store_uri
-from graphunified_query.engine.query_path import run_path
+from graphunified_query.engine.query_path import PathOutcome, run_path
 from graphunified_query.engine.reload import SnapshotSource, reloaded
 from graphunified_query.engine.request import (
     QueryRequest,
@@ -35,6 +35,7 @@ from graphunified_query.engine.request import (
     per_strategy,
     resolve,
 )
+from graphunified_query.engine.result_cache import ResultCache, request_key
 from graphunified_query.generation import Generator, generator_for
 from graphunified_query.routing.learned import select_router
 from graphunified_query.routing.rules import Router
@@ -110,6 +111,7 @@ class QueryEngine:
         self.router = select_router(snapshot.home, settings.query.router, embedder, rule)
         self._context = RetrieverContext(snapshot, embedder, settings, llm, query_vectors or QueryVectors())
         self.context_pipeline = ContextPipeline(snapshot)
+        self.result_cache: ResultCache[PathOutcome] = ResultCache.from_settings(settings.query.cache)
         self._retrievers: dict[str, Retriever] = {}
         self._added: set[str] = set()  # retrievers built in Python: bound to this snapshot
         self.source: SnapshotSource | None = None  # where `open` loaded from: a reload reads it again
@@ -270,16 +272,32 @@ class QueryEngine:
             strategy = decision.strategy
             routing = {"router_reason": decision.reason, "router_features": decision.features}
         params = params_for(resolved.call_params, self.registry[strategy], self.settings)
-        outcome = run_path(
-            self.retriever(strategy),
-            self.context_pipeline,
-            resolved.question,
-            resolved.top_k,
-            self._kwargs(strategy, params, resolved),
-            resolved.query,
-            deepens=self.registry[strategy].deepens,
-            fill=None if strategy == "naive" else self.retriever("naive"),
+        kwargs = self._kwargs(strategy, params, resolved)
+        # The full request on this generation: strategy, question, top_k, params, filters and options.
+        key = request_key(
+            self.snapshot,
+            {
+                "strategy": strategy,
+                "question": resolved.question,
+                "top_k": resolved.top_k,
+                "params": kwargs,
+                "query": resolved.query.model_dump(mode="json"),
+            },
         )
+        outcome, hit = self.result_cache.get_or_compute(
+            key,
+            lambda: run_path(
+                self.retriever(strategy),
+                self.context_pipeline,
+                resolved.question,
+                resolved.top_k,
+                kwargs,
+                resolved.query,
+                deepens=self.registry[strategy].deepens,
+                fill=None if strategy == "naive" else self.retriever("naive"),
+            ),
+        )
+        outcome = outcome.reused() if hit else outcome
         retrieved = time.perf_counter()  # retrieval latency includes the (millisecond) context pipeline
         answer: GeneratedAnswer | None = None
         if not resolved.retrieve_only:
@@ -295,6 +313,8 @@ class QueryEngine:
             **routing,
             "requested_strategy": resolved.strategy,
             **outcome.costs(answer),
+            # The retrieval served from the result cache (query.cache): it cost nothing now.
+            "result_cache": "hit" if hit else ("miss" if self.result_cache.enabled and key else "off"),
             "latency_ms": round((finished - started) * 1000, 2),
             "retrieval_latency_ms": round((retrieved - started) * 1000, 2),
             "generation_latency_ms": round((finished - retrieved) * 1000, 2),

@@ -27,7 +27,8 @@
    ``rerank x rerank_blend + hybrid x (1 - rerank_blend)``.
 
 Each result's metadata holds every score, its hop (0 for a seed), the seed it was expanded
-from and the last link of its path. Results are cached (see `cache`), keyed on the snapshot.
+from and the last link of its path. Results are cached by the query path, as every strategy's
+(`engine.result_cache`).
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from pydantic import Field
 from graphunified_query.core.indexes.dense import top_k as top_scores
 from graphunified_query.core.layout import build_command
 from graphunified_query.strategies.base import RetrieverBase, RetrieverContext
-from graphunified_query.strategies.cache import RetrievalCache
 from graphunified_query.strategies.contexts import chunk_result
 from graphunified_query.strategies.entity_linking import NameIndex, name_index
 from graphunified_query.strategies.expansion import ChunkGraph, Reach, expand
@@ -85,25 +85,18 @@ class ExpandedParams(StrategyParams):
     reranker: RerankerName | None = Field(None, description="Reranker by name: local, llm or voyage.")
     rerank_blend: Unit = Field(0.5, description="Share of the rerank score in the final score.")
     rerank_candidates: int | None = Field(None, ge=1, le=1000, description="Candidates reranked (2 x top_k).")
-    use_cache: bool = Field(True, description="Reuse a cached result for the same query and params.")
 
 
 class ExpandedRetriever(RetrieverBase):
     name = "expanded"
     searches_documents = True  # takes the context option document_ids to seed inside them
 
-    def __init__(self, context: RetrieverContext, *, cache: RetrievalCache | None = None) -> None:
+    def __init__(self, context: RetrieverContext) -> None:
         super().__init__(context)
-        self.cache = cache if cache is not None else RetrievalCache(context.settings.query.cache_ttl_seconds)
         self._local_reranker: LocalReranker | None = None
 
     def retrieve(self, query: str, top_k: int = 10, **params: Any) -> Retrieval:
-        """``use_cache=False`` computes afresh; every other param is part of the cache key."""
-        if not params.pop("use_cache", True):
-            return self._retrieve(query, top_k, **params)
-        return self.cache.get_or_compute(
-            self.snapshot, self.name, query, top_k, params, lambda: self._retrieve(query, top_k, **params)
-        )
+        return self._retrieve(query, top_k, **params)
 
     def _retrieve(
         self,
@@ -142,7 +135,7 @@ class ExpandedRetriever(RetrieverBase):
             )
         if not query.strip() or top_k <= 0:
             return Retrieval(self.name, ())
-        if isinstance(reranker, str):  # a name from a request or settings (and so a cache key)
+        if isinstance(reranker, str):  # a name from a request or settings
             reranker = make_reranker(reranker, self.context)
         snap = self.snapshot
         allowed = self._allowed_rows(document_ids)

@@ -209,7 +209,7 @@ def test_strategies_list_their_params(base_url: str, engine: QueryEngine) -> Non
         "naive",
         "hybrid",
     }
-    assert {"max_hops", "decay"} <= set(params["graphrag_local"]) and "use_cache" in params["expanded"]
+    assert {"max_hops", "decay"} <= set(params["graphrag_local"]) and "seed_k" in params["expanded"]
     assert {"fetch_k", "lambda_mult"} <= set(params["vector_mmr"])
 
 
