@@ -22,7 +22,7 @@ from tests.serving import serving
 if TYPE_CHECKING:
     pass  # unresolvable at run time, as a retriever's type-only import would be
 
-KEYS = {"answer", "strategy", "contexts", "metadata"}
+KEYS = {"answer", "strategy", "contexts", "expanded_contexts", "metadata"}
 CONTEXT_KEYS = {"text", "score", "source", "chunk_id", "document_id", "metadata"}
 QUESTION = "Who founded the Hale Mill?"
 # Timings differ from one call to the next; everything else in the object must not.
