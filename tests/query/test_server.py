@@ -17,7 +17,7 @@ from graphunified_query.cli import main
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.server import run
 from graphunified_query.server.app import create_app
-from tests.serving import serving
+from tests.serving import loopback_client, serving
 
 if TYPE_CHECKING:
     pass  # unresolvable at run time, as a retriever's type-only import would be
@@ -185,6 +185,33 @@ def test_bad_input_names_the_field(base_url: str, path: str, body: dict[str, Any
     status, error = call(base_url, path, body)
     assert status == 422, error
     assert error["detail"][0]["loc"] == field and error["detail"][0]["msg"]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "allowed"),
+    [
+        ("show_risky", True, {"allow_show_risky": True}),
+        ("max_risk_level", "high", {"max_risk_level": "high"}),
+    ],
+)
+@pytest.mark.parametrize("where", ["params", "context"])
+def test_no_client_raises_the_servers_risk_policy(
+    engine: QueryEngine, base_url: str, option: str, value: Any, allowed: dict[str, Any], where: str
+) -> None:
+    body = {"question": QUESTION, "strategy": "naive", where: {option: value}}
+    for path in ("/ask", "/retrieve"):
+        status, error = call(base_url, path, body)
+        assert status == 422, error
+        assert error["detail"][0]["loc"] == ["body", "context", option]
+        assert "server." in error["detail"][0]["msg"]
+    lower = call(base_url, "/retrieve", {"question": QUESTION, where: {"max_risk_level": "low"}})
+    assert lower[0] == 200  # asking for less is always allowed
+    server = engine.settings.server.model_copy(update=allowed)
+    lenient = QueryEngine(
+        engine.snapshot, engine.settings.model_copy(update={"server": server}), engine.embedder
+    )
+    reply = loopback_client(create_app(lenient)).post("/retrieve", json=body)
+    assert reply.status_code == 200, reply.text
 
 
 def test_unknown_strategy_lists_the_known_ones(base_url: str) -> None:
