@@ -241,18 +241,19 @@ def _human(response: Any) -> str:
     if response.expanded_contexts:  # numbered on: the answer's [n] runs over both, in this order
         lines.append("Linked from those (link expansion):")
         first = len(response.contexts) + 1
-        lines += [_source_line(n, c) for n, c in enumerate(response.expanded_contexts, start=first)]
+        numbers = {c.chunk_id: n for n, c in enumerate(response.contexts, start=1)}
+        lines += [_source_line(n, c, numbers) for n, c in enumerate(response.expanded_contexts, start=first)]
     return "\n".join(lines)
 
 
-def _source_line(n: int, context: Any) -> str:
+def _source_line(n: int, context: Any, numbers: dict[str | None, int] | None = None) -> str:
+    """One source; an expanded one says which source pulled it in (``numbers``: chunk id → [n])."""
     snippet = " ".join(context.text.split())[:160]
     level = context.metadata.get("risk_level", "low")
     flags = ", ".join(context.metadata.get("risk_flags", []))
     risk = f" RISK {level}: {flags}" if level != "low" else ""  # shown with --show-risky
-    via = (
-        f", via {context.metadata['expanded_via']} from {context.metadata['expanded_from']}"
-        if ("expanded_from" in context.metadata)
-        else ""
-    )
+    via = ""
+    if numbers is not None and "expanded_from" in context.metadata:
+        origin = numbers.get(context.metadata["expanded_from"])
+        via = f", {context.metadata.get('expanded_via', 'link')} of [{origin}]" if origin else ""
     return f"[{n}] {context.source} ({context.kind}, score {context.score:.3f}{via}){risk}\n    {snippet}"

@@ -67,3 +67,12 @@ def test_a_per_call_context_window_is_the_generators_budget(sample: QueryEngine)
     pipeline = response.metadata["context_pipeline"]
     assert pipeline["token_estimate"] > context_budget(sample.settings.query)  # more than settings fit
     assert response.metadata["contexts_sent"] == pipeline["packed"] == len(response.contexts)
+
+
+def test_the_cli_lists_the_expanded_sources_apart_with_the_one_that_pulled_each(sample: QueryEngine) -> None:
+    from graphunified_query.cli import _human
+
+    response = sample.ask(MEDAL, "naive", 3, retrieve_only=True)
+    own, _, linked = _human(response).partition("Linked from those (link expansion):")
+    assert own.count("\n[") == 3 and linked.count("\n[") == len(response.expanded_contexts)
+    assert "[4] " in linked and " of [" in linked
