@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from graphunified_query.context.candidates import filtering
 from graphunified_query.context.filters import ContextFilter
 from graphunified_query.context.pipeline import ContextPipeline, PreparedContext
 from graphunified_query.core.providers.cost import Usage
@@ -93,7 +94,8 @@ def _filtered(
     depth = top_k
     spent: Retrieval | None = None
     while True:
-        retrieval = retriever.retrieve(question, depth, **params)
+        with filtering(ContextFilter.from_settings(query)):  # MMR, rerankers, combiners filter first
+            retrieval = retriever.retrieve(question, depth, **params)
         spent = retrieval if spent is None else _with_costs(retrieval, spent)
         kept, removed = pipeline.filter(retrieval.results, query)
         exhausted = len(retrieval.results) < depth or depth >= limit

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from graphunified_query.context.candidates import admitted
 from graphunified_query.strategies.base import Retriever, RetrieverContext
 from graphunified_query.strategies.composable.base import (
     ComposableRetriever,
@@ -92,7 +93,12 @@ class HybridCombiner(ComposableRetriever):
         first_k = max(top_k - related_k, 1) if config.mode == "expand" else top_k
         first = self.first.retrieve(query, first_k, **forwarded)
         second = self.second.retrieve(query, top_k, **forwarded)
-        sides = [(self.labels[0], first.results), (self.labels[1], second.results)]
+        # Filters first: what the query's filters leave out takes no share, no rank, no rerank.
+        snapshot = self.context.snapshot
+        sides = [
+            (self.labels[0], tuple(admitted(snapshot, first.results))),
+            (self.labels[1], tuple(admitted(snapshot, second.results))),
+        ]
         outcome = RerankOutcome([])
         if config.mode == "concat":
             chosen = _shares(collect(sides), self.labels[0], top_k - top_k // 2, top_k)
