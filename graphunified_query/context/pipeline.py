@@ -119,7 +119,7 @@ class ContextPipeline:
         expand those and pack their neighbours into what is left, beside them."""
         filters = ContextFilter.from_settings(settings)
         budget = context_budget(settings)
-        count = framed(self.count)
+        count = _memoized(framed(self.count))  # each text is counted once, however often it is weighed
         packed = pack_contexts(order_contexts(kept), budget, count)
         if top_k is not None:
             packed = packed[:top_k]
@@ -156,6 +156,17 @@ class ContextPipeline:
             risky=sum(1 for r in sent if r.metadata.get("risk_level", LOW) != LOW),
             expanded_results=beside,
         )
+
+
+def _memoized(count: TokenCounter) -> TokenCounter:
+    counts: dict[str, int] = {}
+
+    def counted(text: str) -> int:
+        if text not in counts:
+            counts[text] = count(text)
+        return counts[text]
+
+    return counted
 
 
 def _marked(result: RetrievalResult, facts: ContextFacts) -> RetrievalResult:
