@@ -302,12 +302,23 @@ def _human(response: Any) -> str:
     )
     lines.append("")
     lines.append("Sources:")
-    for n, context in enumerate(response.contexts, start=1):
-        snippet = " ".join(context.text.split())[:160]
-        level = context.metadata.get("risk_level", "low")
-        flags = ", ".join(context.metadata.get("risk_flags", []))
-        risk = f" RISK {level}: {flags}" if level != "low" else ""  # shown with --show-risky
-        lines.append(
-            f"[{n}] {context.source} ({context.kind}, score {context.score:.3f}){risk}\n    {snippet}"
-        )
+    lines += [_source_line(n, c) for n, c in enumerate(response.contexts, start=1)]
+    if response.expanded_contexts:  # numbered on: the answer's [n] runs over both, in this order
+        lines.append("Linked from those (link expansion):")
+        first = len(response.contexts) + 1
+        numbers = {c.chunk_id: n for n, c in enumerate(response.contexts, start=1)}
+        lines += [_source_line(n, c, numbers) for n, c in enumerate(response.expanded_contexts, start=first)]
     return "\n".join(lines)
+
+
+def _source_line(n: int, context: Any, numbers: dict[str | None, int] | None = None) -> str:
+    """One source; an expanded one says which source pulled it in (``numbers``: chunk id → [n])."""
+    snippet = " ".join(context.text.split())[:160]
+    level = context.metadata.get("risk_level", "low")
+    flags = ", ".join(context.metadata.get("risk_flags", []))
+    risk = f" RISK {level}: {flags}" if level != "low" else ""  # shown with --show-risky
+    via = ""
+    if numbers is not None and "expanded_from" in context.metadata:
+        origin = numbers.get(context.metadata["expanded_from"])
+        via = f", {context.metadata.get('expanded_via', 'link')} of [{origin}]" if origin else ""
+    return f"[{n}] {context.source} ({context.kind}, score {context.score:.3f}{via}){risk}\n    {snippet}"

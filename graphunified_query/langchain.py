@@ -47,14 +47,12 @@ class LangChainRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        response = self.engine.query(self._request(query, kwargs))
-        return [_document(context, response.strategy) for context in response.contexts]
+        return _documents(self.engine.query(self._request(query, kwargs)))
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        response = await asyncio.to_thread(self.engine.query, self._request(query, kwargs))
-        return [_document(context, response.strategy) for context in response.contexts]
+        return _documents(await asyncio.to_thread(self.engine.query, self._request(query, kwargs)))
 
     def _request(self, query: str, kwargs: dict[str, Any]) -> QueryRequest:
         k = kwargs.pop("k", None)
@@ -91,7 +89,13 @@ def _retriever(target: Any) -> Retriever:
     return target  # type: ignore[no-any-return]
 
 
-def _document(result: RetrievalResult, strategy: str) -> Document:
+def _documents(response: Any) -> list[Document]:
+    """The strategy's contexts (``expanded: False``), then their link neighbours (``expanded: True``)."""
+    own = [_document(c, response.strategy, expanded=False) for c in response.contexts]
+    return own + [_document(c, response.strategy, expanded=True) for c in response.expanded_contexts]
+
+
+def _document(result: RetrievalResult, strategy: str, *, expanded: bool) -> Document:
     flat = result.as_dict()
     metadata = {
         "score": flat["score"],
@@ -99,6 +103,7 @@ def _document(result: RetrievalResult, strategy: str) -> Document:
         "chunk_id": flat["chunk_id"],
         "document_id": flat["document_id"],
         "strategy": strategy,
+        "expanded": expanded,
         **flat["metadata"],
     }
     return Document(id=result.chunk_id, page_content=result.text, metadata=metadata)

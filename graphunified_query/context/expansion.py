@@ -1,11 +1,12 @@
 """Link expansion: each chunk hit pulls in a few chunks it links to or continues into.
 
 Hits are taken best first; each adds at most ``per_hit`` new chunks and the query at most
-``total``, scored ``decay`` times the hit that pulled them, with ``expanded_from`` (the hit's
-chunk id) and ``expanded_via`` in their metadata. Only chunk hits expand (an entity or report
-context is a summary, not a passage with neighbours) and only one hop: expanded chunks pull in
-nothing. A neighbour already among the hits, or refused by ``admit`` (the query's filters), is
-skipped without using up the caps.
+``total``, scored below the hit that pulled them (``decay`` times it; a negative score, an MMR
+margin, moves further down, not up), with ``expanded_from`` (the hit's chunk id) and
+``expanded_via`` in their metadata. They come back beside the hits, never in their places.
+Only chunk hits expand (an entity or report context is a summary, not a passage with
+neighbours) and only one hop: expanded chunks pull in nothing. A neighbour already among the
+hits, or refused by ``admit`` (the query's filters), is skipped without using up the caps.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def expand(
             if chunk_id in present:
                 continue
             candidate = chunk_result(
-                snapshot, neighbour, hit.score * decay, expanded_from=hit.chunk_id, expanded_via=via
+                snapshot, neighbour, decayed(hit.score, decay), expanded_from=hit.chunk_id, expanded_via=via
             )
             admitted = admit(candidate)
             if admitted is None:
@@ -57,3 +58,9 @@ def expand(
         if len(added) >= total:
             break
     return tuple(added)
+
+
+def decayed(score: float, decay: float) -> float:
+    """``score`` lowered by the share ``1 - decay`` of its size: ``decay x score`` when positive,
+    further below zero when negative (0.9 x -0.2 = -0.18 would rank the neighbour above its hit)."""
+    return score - abs(score) * (1.0 - decay)

@@ -3,14 +3,16 @@
 1. Filter: a context over ``max_risk_level`` (unless ``show_risky``) or outside the metadata
    filters (``source_type``, ``has_code``, ``document_ids``, ``section_prefix``) is left out.
    Kept contexts carry ``risk_level``/``risk_flags`` in their metadata; the prompt marks risky ones.
-2. Expand (``link_expansion``): chunk hits pull in linked and adjacent chunks (see ``expansion``),
-   which must pass the same filters.
-3. Order (score, then shallower section, then source diversity), pack into the token budget
+2. Order (score, then shallower section, then source diversity), pack into the token budget
    (``context_window`` less the reserved system and query tokens, ``generation.packing``) and keep
-   at most ``top_k``: ``top_k`` is a hard cap, and expanded chunks fit inside it.
+   at most ``top_k``: the strategy's own contexts, which nothing displaces.
+3. Expand (``link_expansion``): the packed hits pull in linked and adjacent chunks (see
+   ``expansion``), which must pass the same filters. They come back *beside* the strategy's
+   contexts (``expanded``, at most ``max_total_expanded``), packed after them into what the
+   budget has left: the prompt holds the strategy's contexts first, then their neighbours.
 
 `PreparedContext.metadata()` records what happened: raw hits, what each filter removed, how many
-chunks expansion added, what was packed and the token estimate.
+chunks expansion added and how many of them fitted, what was packed and the token estimate.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from graphunified_query.generation.packing import (
     context_budget,
     framed,
     order_contexts,
+    pack_after,
     pack_contexts,
 )
 from graphunified_query.generation.templates import choose_template
@@ -45,7 +48,7 @@ from graphunified_query.strategies.results import RetrievalResult
 class PreparedContext:
     """The contexts a generator gets, and the record of how they were chosen."""
 
-    results: tuple[RetrievalResult, ...]
+    results: tuple[RetrievalResult, ...]  # the strategy's own contexts, at most top_k
     raw_hits: int
     filtered_out: Mapping[str, int]  # reason → contexts left out for it
     applied_filters: Mapping[str, Any]
@@ -54,7 +57,12 @@ class PreparedContext:
     token_estimate: int  # the packed contexts with their prompt framing
     template: str  # the answer template the contexts call for
     risky: int = 0  # packed contexts above "low", shown with their risk marked
-    expanded_packed: int = 0  # expanded chunks that made it into the budget
+    expanded_results: tuple[RetrievalResult, ...] = ()  # link neighbours that fitted, after `results`
+
+    @property
+    def sent(self) -> tuple[RetrievalResult, ...]:
+        """What a generator gets: the strategy's contexts, then their link neighbours."""
+        return (*self.results, *self.expanded_results)
 
     def metadata(self) -> dict[str, Any]:
         return {
@@ -62,8 +70,8 @@ class PreparedContext:
             "filtered_out": dict(self.filtered_out),
             "filters": dict(self.applied_filters),
             "expanded": self.expanded,
-            "expanded_packed": self.expanded_packed,
-            "packed": len(self.results),
+            "expanded_packed": len(self.expanded_results),
+            "packed": len(self.sent),  # the prompt's contexts: the strategy's, then the expanded
             "risky_packed": self.risky,
             "budget_tokens": self.budget_tokens,
             "token_estimate": self.token_estimate,
@@ -107,9 +115,14 @@ class ContextPipeline:
         removed: Counter[str],
         top_k: int | None = None,
     ) -> PreparedContext:
-        """Expand the kept hits, order, pack into the token budget and keep at most ``top_k``:
-        expanded chunks compete for the ``top_k`` places by score, they never add to them."""
+        """Order the kept hits, pack them into the token budget and keep at most ``top_k``; then
+        expand those and pack their neighbours into what is left, beside them."""
         filters = ContextFilter.from_settings(settings)
+        budget = context_budget(settings)
+        count = _memoized(framed(self.count))  # each text is counted once, however often it is weighed
+        packed = pack_contexts(order_contexts(kept), budget, count)
+        if top_k is not None:
+            packed = packed[:top_k]
 
         def admit(candidate: RetrievalResult) -> RetrievalResult | None:
             facts = facts_of(self.snapshot, candidate)
@@ -118,7 +131,7 @@ class ContextPipeline:
         expanded: tuple[RetrievalResult, ...] = ()
         if settings.link_expansion:
             expanded = expand(
-                kept,
+                packed,
                 self.snapshot,
                 link_graph(self.snapshot),
                 admit=admit,
@@ -126,11 +139,11 @@ class ContextPipeline:
                 total=settings.max_total_expanded,
                 decay=settings.expansion_decay,
             )
-        budget = context_budget(settings)
-        count = framed(self.count)
-        packed = pack_contexts(order_contexts([*kept, *expanded]), budget, count)
-        if top_k is not None:
-            packed = packed[:top_k]
+        # Ordered as if after the packed contexts, so source diversity counts the documents they use.
+        pulled = {id(r) for r in expanded}
+        ranked = [r for r in order_contexts([*packed, *expanded]) if id(r) in pulled]
+        beside = pack_after(packed, ranked, budget, count)
+        sent = (*packed, *beside)
         return PreparedContext(
             results=packed,
             raw_hits=raw_hits,
@@ -138,11 +151,22 @@ class ContextPipeline:
             applied_filters=MappingProxyType(filters.applied()),
             expanded=len(expanded),
             budget_tokens=budget,
-            token_estimate=sum(count(r.text) for r in packed),
-            template=choose_template(packed),
-            risky=sum(1 for r in packed if r.metadata.get("risk_level", LOW) != LOW),
-            expanded_packed=sum(1 for r in packed if "expanded_from" in r.metadata),
+            token_estimate=sum(count(r.text) for r in sent),
+            template=choose_template(sent),
+            risky=sum(1 for r in sent if r.metadata.get("risk_level", LOW) != LOW),
+            expanded_results=beside,
         )
+
+
+def _memoized(count: TokenCounter) -> TokenCounter:
+    counts: dict[str, int] = {}
+
+    def counted(text: str) -> int:
+        if text not in counts:
+            counts[text] = count(text)
+        return counts[text]
+
+    return counted
 
 
 def _marked(result: RetrievalResult, facts: ContextFacts) -> RetrievalResult:

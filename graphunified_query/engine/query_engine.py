@@ -24,7 +24,7 @@ from graphunified_query.core.providers.embedding import Embedder, check_same_mod
 from graphunified_query.core.providers.registry import resolve_llm
 from graphunified_query.core.settings.model import Settings, load_settings
 from graphunified_query.core.stores.object_store import is_object_store_uri
-from graphunified_query.engine.query_path import run_path
+from graphunified_query.engine.query_path import PathOutcome, run_path
 from graphunified_query.engine.reload import SnapshotSource, reloaded
 from graphunified_query.engine.request import (
     QueryRequest,
@@ -35,6 +35,7 @@ from graphunified_query.engine.request import (
     per_strategy,
     resolve,
 )
+from graphunified_query.engine.result_cache import ResultCache, request_key
 from graphunified_query.generation import Generator, generator_for
 from graphunified_query.routing.learned import select_router
 from graphunified_query.routing.rules import Router
@@ -65,14 +66,17 @@ class QueryResponse:
     question: str
     strategy: str
     answer: str | None  # None with retrieve_only
-    contexts: tuple[RetrievalResult, ...]
+    contexts: tuple[RetrievalResult, ...]  # the strategy's own, at most top_k
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # Link neighbours of those contexts, beside them (never in their places), sent after them.
+    expanded_contexts: tuple[RetrievalResult, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "answer": self.answer,
             "strategy": self.strategy,
             "contexts": [c.as_dict() for c in self.contexts],
+            "expanded_contexts": [c.as_dict() for c in self.expanded_contexts],
             "metadata": dict(self.metadata),
         }
 
@@ -109,6 +113,7 @@ class QueryEngine:
         self.router = select_router(snapshot.home, settings.query.router, embedder, rule)
         self._context = RetrieverContext(snapshot, embedder, settings, llm, query_vectors or QueryVectors())
         self.context_pipeline = ContextPipeline(snapshot)
+        self.result_cache: ResultCache[PathOutcome] = ResultCache.from_settings(settings.query.cache)
         self._retrievers: dict[str, Retriever] = {}
         self._added: set[str] = set()  # retrievers built in Python: bound to this snapshot
         self.source: SnapshotSource | None = None  # where `open` loaded from: a reload reads it again
@@ -272,20 +277,38 @@ class QueryEngine:
             routing = {"router_reason": decision.reason, "router_features": decision.features}
         params = params_for(resolved.call_params, self.registry[strategy], self.settings)
         retriever, values = self._call(strategy, params, resolved)
-        outcome = run_path(
-            retriever,
-            self.context_pipeline,
-            resolved.question,
-            resolved.top_k,
-            values,
-            resolved.query,
-            deepens=self.registry[strategy].deepens,
-            fill=None if strategy == "naive" else self.retriever("naive"),
+        # The full request on this generation: strategy, question, top_k, params, filters and options.
+        key = request_key(
+            self.snapshot,
+            {
+                "strategy": strategy,
+                "question": resolved.question,
+                "top_k": resolved.top_k,
+                "params": values.model_dump(mode="json"),
+                "query": resolved.query.model_dump(mode="json"),
+            },
         )
+        outcome, hit = self.result_cache.get_or_compute(
+            key,
+            lambda: run_path(
+                retriever,
+                self.context_pipeline,
+                resolved.question,
+                resolved.top_k,
+                values,
+                resolved.query,
+                deepens=self.registry[strategy].deepens,
+                fill=None if strategy == "naive" else self.retriever("naive"),
+            ),
+        )
+        outcome = outcome.reused() if hit else outcome
         retrieved = time.perf_counter()  # retrieval latency includes the (millisecond) context pipeline
         answer: GeneratedAnswer | None = None
         if not resolved.retrieve_only:
-            answer = self.generator.generate(resolved.question, outcome.prepared.results)
+            prepared = outcome.prepared  # packed once, with this call's budget: the generator sends it all
+            answer = self.generator.generate(
+                resolved.question, prepared.sent, budget_tokens=prepared.budget_tokens
+            )
         finished = time.perf_counter()
         contexts = outcome.prepared.results
         metadata = {
@@ -294,6 +317,8 @@ class QueryEngine:
             **routing,
             "requested_strategy": resolved.strategy,
             **outcome.costs(answer),
+            # The retrieval served from the result cache (query.cache): it cost nothing now.
+            "result_cache": "hit" if hit else ("miss" if self.result_cache.enabled and key else "off"),
             "latency_ms": round((finished - started) * 1000, 2),
             "retrieval_latency_ms": round((retrieved - started) * 1000, 2),
             "generation_latency_ms": round((finished - retrieved) * 1000, 2),
@@ -313,6 +338,7 @@ class QueryEngine:
             answer=answer.text if answer else None,
             contexts=with_aliases(contexts, self.aliases),
             metadata=metadata,
+            expanded_contexts=with_aliases(outcome.prepared.expanded_results, self.aliases),
         )
 
     def _call(

@@ -10,8 +10,9 @@ global search answers with community reports no one document backs) can still le
 under a metadata filter. Those are filled from the dense passage search inside the filter, ranked below
 everything the strategy found (``metadata["fill"]``), as the graph strategies already fall back to
 dense search when no entity matches: ``top_k`` matching contexts come back whenever the index
-holds them, whatever the strategy. ``top_k`` is then a hard cap on what is returned: link
-expansion competes for those places by score instead of adding to them.
+holds them, whatever the strategy. ``top_k`` is then a hard cap on the strategy's contexts: link
+expansion never takes one of those places, its chunks come back beside them (`ContextPipeline`).
+The whole path's outcome is cached per request and generation (`result_cache`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from graphunified_query.context.candidates import filtering
 from graphunified_query.context.filters import ContextFilter
 from graphunified_query.context.pipeline import ContextPipeline, PreparedContext
 from graphunified_query.core.providers.cost import Usage
@@ -37,6 +39,11 @@ class PathOutcome:
     retrieval: Retrieval  # the deepest list the strategy returned, with the cost of every call summed
     prepared: PreparedContext  # what is returned (at most top_k) and sent to a generator
     depth: int  # the list length last asked of the strategy
+
+    def reused(self) -> PathOutcome:
+        """This outcome served again from the result cache: its retrieval costs nothing now."""
+        free = replace(self.retrieval, usage=Usage(), llm_calls=0, cost_usd=0.0)
+        return replace(self, retrieval=free)
 
     def costs(self, answer: GeneratedAnswer | None) -> dict[str, Any]:
         """Tokens, dollars and LLM calls of the retrieval and the answer together."""
@@ -89,7 +96,8 @@ def _filtered(
     depth = top_k
     spent: Retrieval | None = None
     while True:
-        retrieval = retriever.retrieve(question, depth, params)
+        with filtering(ContextFilter.from_settings(query)):  # MMR, rerankers, combiners filter first
+            retrieval = retriever.retrieve(question, depth, params)
         spent = retrieval if spent is None else _with_costs(retrieval, spent)
         kept, removed = pipeline.filter(retrieval.results, query)
         exhausted = len(retrieval.results) < depth or depth >= limit

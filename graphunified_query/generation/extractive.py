@@ -79,8 +79,11 @@ class ExtractiveGenerator:
         self.count = count
         self.min_similarity = min_similarity
 
-    def generate(self, question: str, results: Sequence[RetrievalResult]) -> GeneratedAnswer:
-        contexts = pack_contexts(results, context_budget(self.settings), framed(self.count))
+    def generate(
+        self, question: str, results: Sequence[RetrievalResult], *, budget_tokens: int | None = None
+    ) -> GeneratedAnswer:
+        budget = context_budget(self.settings) if budget_tokens is None else budget_tokens
+        contexts = pack_contexts(results, budget, framed(self.count))
         if lists_themes(contexts):  # a question about the whole collection: its themes, not a sentence
             return GeneratedAnswer(compose_themes(contexts), contexts)
         sentences = [

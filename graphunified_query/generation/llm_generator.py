@@ -47,15 +47,18 @@ class LLMGenerator:
         model: str | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        budget_tokens: int | None = None,
     ) -> GeneratedAnswer:
         """``model``, ``max_tokens``, ``temperature``: this call's overrides of `query.generation`
-        (whose unset model and max_tokens fall back to the LLM's model and `query.answer_max_tokens`)."""
+        (whose unset model and max_tokens fall back to the LLM's model and `query.answer_max_tokens`);
+        ``budget_tokens``: this call's context budget (a per-call ``context_window``), else the settings'."""
         generation = self.settings.generation
         model = model or generation.model
         max_tokens = max_tokens or generation.max_tokens
         if temperature is None:
             temperature = generation.temperature
-        contexts = pack_contexts(results, context_budget(self.settings), framed(self.count))
+        budget = context_budget(self.settings) if budget_tokens is None else budget_tokens
+        contexts = pack_contexts(results, budget, framed(self.count))
         if not contexts:  # nothing to ground an answer in: no call, no cost
             return GeneratedAnswer(DONT_KNOW, contexts, supported=False)
         template = choose_template(contexts)  # the code-QA prompt when most contexts hold code

@@ -90,6 +90,29 @@ def pack_contexts(
     return tuple(packed)
 
 
+def pack_after(
+    packed: Sequence[RetrievalResult],
+    more: Sequence[RetrievalResult],
+    budget_tokens: int,
+    count_tokens: TokenCounter,
+) -> tuple[RetrievalResult, ...]:
+    """What of ``more`` fits in the budget ``packed`` left, in rank order, no text twice and none
+    cut: the expanded contexts, which follow a strategy's own and never take their room."""
+    left = budget_tokens - sum(count_tokens(r.text) for r in packed)
+    seen = {" ".join(r.text.split()) for r in packed}
+    added: list[RetrievalResult] = []
+    for result in more:
+        key = " ".join(result.text.split())
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        tokens = count_tokens(result.text)
+        if tokens <= left:
+            added.append(result)
+            left -= tokens
+    return tuple(added)
+
+
 def _truncate(result: RetrievalResult, budget_tokens: int, count_tokens: TokenCounter) -> RetrievalResult:
     """The longest word prefix of the text within budget (binary search: O(log n) counts)."""
     words = result.text.split()

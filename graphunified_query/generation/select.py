@@ -20,8 +20,11 @@ ClientFactory = Callable[[Settings], "LLM"]
 
 
 class Generator(Protocol):
-    def generate(self, question: str, results: Sequence[RetrievalResult]) -> GeneratedAnswer:
-        """An answer grounded in ``results``; ``supported=False`` when they do not answer it."""
+    def generate(
+        self, question: str, results: Sequence[RetrievalResult], *, budget_tokens: int | None = None
+    ) -> GeneratedAnswer:
+        """An answer grounded in ``results`` packed into ``budget_tokens`` (None: the settings'
+        context budget); ``supported=False`` when they do not answer it."""
         ...
 
 

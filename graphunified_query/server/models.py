@@ -30,7 +30,11 @@ class QueryAnswer(BaseModel):
 
     answer: str | None = Field(description="null when only retrieving")
     strategy: str = Field(description="the strategy that answered (the routed one for auto)")
-    contexts: list[Context]
+    contexts: list[Context] = Field(description="the strategy's own contexts, at most top_k")
+    expanded_contexts: list[Context] = Field(
+        default_factory=list,
+        description="link neighbours of those contexts (metadata expanded_from), sent after them",
+    )
     metadata: dict[str, Any] = Field(
         description="routing, latency_ms, tokens_used, cost_usd, llm_calls, cached (answer from the "
         "LLM cache: this call's tokens and cost are 0) and cached_tokens (what it cost when first asked), ..."

@@ -13,8 +13,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from graphunified_query.core.risk import rank
+from graphunified_query.core.settings.server import ServerSettings
 from graphunified_query.engine.query_engine import QueryEngine
-from graphunified_query.engine.request import QueryRequest, RequestError
+from graphunified_query.engine.request import QueryRequest, RequestError, ResolvedRequest
 from graphunified_query.server.models import AUTO, Health, Strategies, StrategyInfo
 
 log = logging.getLogger(__name__)
@@ -120,12 +122,15 @@ class QueryService:
             request = request.model_copy(update={"retrieve_only": True})
         engine = self.current()
         try:
-            engine.resolve(request)  # refused before waiting for the lock
+            resolved = engine.resolve(request)  # refused before waiting for the lock
+            _check_policy(request, resolved, engine.settings.server)
             with self._lock:
                 response = engine.query(request)
         except RequestError as error:
             value = _value_at(request.model_dump(), error.field)
             raise InvalidRequest(error.field, str(error), value) from None
+        except InvalidRequest:  # the server's policy: already says which field
+            raise
         except ValueError as error:
             if not request.params:  # not the caller's doing: a server error, reported as one
                 raise
@@ -134,6 +139,33 @@ class QueryService:
                 ("params",), str(error), _value_at(request.model_dump(), ("params",))
             ) from None
         return response.as_dict()
+
+
+def _check_policy(request: QueryRequest, resolved: ResolvedRequest, server: ServerSettings) -> None:
+    """The server's risk policy, which no client raises: ``server.max_risk_level`` and
+    ``server.allow_show_risky`` (the home's own query settings are held to it as well)."""
+    query = resolved.query
+    if query.show_risky and not server.allow_show_risky:
+        raise InvalidRequest(
+            _option_path(request, "show_risky"),
+            "show_risky is not allowed by this server (server.allow_show_risky is false)",
+            True,
+        )
+    if rank(query.max_risk_level) > rank(server.max_risk_level):
+        raise InvalidRequest(
+            _option_path(request, "max_risk_level"),
+            f"max_risk_level {query.max_risk_level!r} is above this server's ceiling "
+            f"{server.max_risk_level!r} (server.max_risk_level)",
+            query.max_risk_level,
+        )
+
+
+def _option_path(request: QueryRequest, name: str) -> tuple[str, ...]:
+    """Where the request set a context option (``context``, or ``params``, reported as the context
+    option it is, as `request.resolve` does); else the home's own query settings."""
+    if name in request.context or name in request.params:
+        return ("context", name)
+    return ("settings", "query", name)
 
 
 def _quietly(read: Callable[[], int | None]) -> int | None:

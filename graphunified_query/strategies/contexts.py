@@ -39,10 +39,9 @@ def entity_result(
     snapshot: Snapshot, row: int, score: float, *, ranked_chunks: RankedChunks = (), **metadata: Any
 ) -> RetrievalResult:
     entity = snapshot.entities[row]
-    text = f"{entity['title']} ({entity['type']}): {entity['description']}"
     return _anchored(
         snapshot,
-        text,
+        entity_text(entity),
         score,
         "entity",
         entity["text_unit_ids"],
@@ -56,7 +55,7 @@ def relationship_result(
     snapshot: Snapshot, row: int, score: float, *, ranked_chunks: RankedChunks = (), **metadata: Any
 ) -> RetrievalResult:
     rel = snapshot.relationships[row]
-    text = f"{rel['source']} -> {rel['target']} ({rel['type']}): {rel['description']}"
+    text = relationship_text(rel)
     if rel.get("keywords"):  # LightRAG's high-level keywords (homes built before them have none)
         metadata = {"keywords": list(rel["keywords"]), **metadata}
     return _anchored(
@@ -70,6 +69,15 @@ def relationship_result(
         relationships=(f"{rel['source']} -> {rel['target']}",),
         metadata=metadata,
     )
+
+
+def entity_text(entity: Mapping[str, Any]) -> str:
+    """An entity as a context shows it (and `rerank.stored` finds its stored vector by)."""
+    return f"{entity['title']} ({entity['type']}): {entity['description']}"
+
+
+def relationship_text(rel: Mapping[str, Any]) -> str:
+    return f"{rel['source']} -> {rel['target']} ({rel['type']}): {rel['description']}"
 
 
 def _anchored(

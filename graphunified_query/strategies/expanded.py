@@ -27,7 +27,8 @@
    ``rerank x rerank_blend + hybrid x (1 - rerank_blend)``.
 
 Each result's metadata holds every score, its hop (0 for a seed), the seed it was expanded
-from and the last link of its path. Results are cached (see `cache`), keyed on the snapshot.
+from and the last link of its path. Results are cached by the query path, as every strategy's
+(`engine.result_cache`).
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from pydantic import Field
 from graphunified_query.core.indexes.dense import top_k as top_scores
 from graphunified_query.core.layout import build_command
 from graphunified_query.strategies.base import RetrieverBase, RetrieverContext
-from graphunified_query.strategies.cache import RetrievalCache
 from graphunified_query.strategies.contexts import chunk_result
 from graphunified_query.strategies.entity_linking import NameIndex, name_index
 from graphunified_query.strategies.expansion import ChunkGraph, Reach, expand
@@ -85,7 +85,6 @@ class ExpandedParams(StrategyParams):
     reranker: RerankerName | None = Field(None, description="Reranker by name: local, llm or voyage.")
     rerank_blend: Unit = Field(0.5, description="Share of the rerank score in the final score.")
     rerank_candidates: int | None = Field(None, ge=1, le=1000, description="Candidates reranked (2 x top_k).")
-    use_cache: bool = Field(True, description="Reuse a cached result for the same query and params.")
 
 
 class ExpandedRetriever(RetrieverBase[ExpandedParams]):
@@ -98,12 +97,10 @@ class ExpandedRetriever(RetrieverBase[ExpandedParams]):
         context: RetrieverContext,
         params: ExpandedParams | None = None,
         *,
-        cache: RetrievalCache | None = None,
         reranker: Reranker | None = None,
     ) -> None:
         """``reranker``: a reranker object (Python only) used instead of ``params.reranker``'s name."""
         super().__init__(context, params)
-        self.cache = cache if cache is not None else RetrievalCache(context.settings.query.cache_ttl_seconds)
         self.reranker = reranker
         self._local_reranker: LocalReranker | None = None
 
@@ -113,18 +110,9 @@ class ExpandedRetriever(RetrieverBase[ExpandedParams]):
     def retrieve_within(
         self, query: str, top_k: int, params: StrategyParams | None, document_ids: Sequence[str] | None
     ) -> Retrieval:
-        """`retrieve` seeded inside ``document_ids`` only (None: the whole index). ``use_cache=False``
-        computes afresh; every other parameter is part of the cache key."""
-        p = self.using(params)
-        if not p.use_cache or self.reranker is not None:  # an object is no cache key
-            return self._retrieve(query, top_k, p, document_ids)
-        key = {
-            **p.model_dump(exclude={"use_cache"}),
-            "document_ids": None if document_ids is None else sorted(document_ids),
-        }
-        return self.cache.get_or_compute(
-            self.snapshot, self.name, query, top_k, key, lambda: self._retrieve(query, top_k, p, document_ids)
-        )
+        """`retrieve` seeded inside ``document_ids`` only (None: the whole index); results are
+        cached once, in front of the whole query path (`engine.result_cache`)."""
+        return self._retrieve(query, top_k, self.using(params), document_ids)
 
     def _retrieve(
         self, query: str, top_k: int, p: ExpandedParams, document_ids: Sequence[str] | None

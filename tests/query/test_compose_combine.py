@@ -13,6 +13,7 @@ from tests.query.compose_support import (
     ENTITIES,
     RELATIONSHIPS,
     StaticRetriever,
+    WordEmbedder,
     chunk,
     element,
     make_context,
@@ -47,7 +48,24 @@ def test_concat_puts_first_before_second_and_merges_duplicates(context: Retrieve
     assert c2.metadata["sources"] == ["vec", "graph"]
     assert c2.metadata["source_scores"] == {"vec": 0.8, "graph": 0.3}
     assert retrieval.results[0].metadata["sources"] == ["vec"]
-    assert _keys(HybridCombiner(vector, graph, CombineParams(mode="concat")).retrieve("q", 2)) == ["c1", "c2"]
+    # Both sides keep a share of top_k (the second at least half, rounded down)...
+    assert _keys(HybridCombiner(vector, graph, CombineParams(mode="concat")).retrieve("q", 2)) == [
+        "c1",
+        "Alpha",
+    ]
+    assert _keys(HybridCombiner(vector, graph, CombineParams(mode="concat")).retrieve("q", 3)) == [
+        "c1",
+        "c2",
+        "Alpha",
+    ]
+    # ...and a short side leaves its places to the other.
+    short = StaticRetriever(context, "vec", [chunk("c1", 0.9)])
+    assert _keys(HybridCombiner(short, graph, CombineParams(mode="concat")).retrieve("q", 4)) == [
+        "c1",
+        "Alpha",
+        "c2",
+        "Bravo",
+    ]
     assert retrieval.strategy == "vec+graph:concat" and retrieval.metadata["sides"]["graph"] == {
         "static": True
     }
@@ -86,6 +104,38 @@ def test_weighted_normalizes_each_side_and_sums(context: RetrieverContext) -> No
     assert _keys(
         graph_heavy.retrieve("q", 10, graph_heavy.params.updated(vector_weight=1.0, graph_weight=0.0))
     )[:3] == ["c1", "c2", "c3"]
+
+
+def test_weighted_takes_each_side_by_its_weights_ratio(context: RetrieverContext) -> None:
+    vector, graph = _sides(context)
+    vector_heavy = HybridCombiner(
+        vector, graph, CombineParams(mode="weighted", vector_weight=0.75, graph_weight=0.25)
+    )
+    assert sorted(_keys(vector_heavy.retrieve("q", 4))) == sorted(["c1", "c2", "c3", "Alpha"])  # 3 : 1
+    graph_heavy = HybridCombiner(
+        vector, graph, CombineParams(mode="weighted", vector_weight=0.25, graph_weight=0.75)
+    )
+    # 1 : 3, but the graph side has only two contexts of its own (c2 is the vector side's too)
+    assert sorted(_keys(graph_heavy.retrieve("q", 4))) == sorted(["c1", "c2", "Alpha", "Bravo"])
+    assert _keys(graph_heavy.retrieve("q", 2)) == ["Alpha", "c1"]  # ranked by the weighted scores
+    only_vector = vector_heavy.retrieve(
+        "q", 2, vector_heavy.params.updated(vector_weight=1.0, graph_weight=0.0)
+    )
+    assert _keys(only_vector) == ["c1", "c2"]
+
+
+def test_rerank_mode_scores_graph_contexts_by_their_stored_vectors() -> None:
+    embedder = WordEmbedder()
+    context = make_context(CHUNKS, ENTITIES, RELATIONSHIPS, embedder=embedder)
+    combined = HybridCombiner(
+        build("vector", context), build("graph_bfs", context), CombineParams(mode="rerank")
+    )
+    embedder.calls.clear()
+    retrieval = combined.retrieve("alpha station", 10)
+    assert {r.kind for r in retrieval.results} == {"chunk", "entity"}
+    # The query, embedded once per side and once to rerank; no context text embedded (it re-embedded
+    # every entity text per query: 12.5 s a query on the sample).
+    assert {kind for kind, _ in embedder.calls} == {"query"}
 
 
 def test_expand_marks_the_second_side_as_related(context: RetrieverContext) -> None:

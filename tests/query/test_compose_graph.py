@@ -140,3 +140,14 @@ def test_invalid_settings_are_refused() -> None:
         GraphRetriever(_context(), GraphParams(traversal="random_walk"))
     with pytest.raises(ValueError, match="decay"):
         GraphRetriever(_context(), GraphParams(decay=0.0))
+
+
+@pytest.mark.parametrize("method", ["bfs", "dfs"])
+def test_max_nodes_bounds_the_visits_seeds_included(method: str) -> None:
+    # More seeds than the budget: the best seeds fill it and nothing else is visited (DFS visited
+    # every seed, 10 for max_nodes 6).
+    seeds = [(e["id"], 1.0 - i / 10) for i, e in enumerate(ENTITIES)]
+    for max_nodes in range(1, len(seeds) + 1):
+        visits = traverse(seeds, lambda e: _adjacency()[e], method=method, max_hops=2, max_nodes=max_nodes)  # type: ignore[arg-type]
+        assert len(visits) == max_nodes
+        assert [v.entity for v in visits if v.depth == 0] == [e for e, _ in seeds][: len(visits)]

@@ -5,10 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from graphunified_query.context.candidates import filtering
+from graphunified_query.context.filters import ContextFilter
 from graphunified_query.strategies.base import RetrieverContext
+from graphunified_query.strategies.composable.combine import CombineParams, HybridCombiner
 from graphunified_query.strategies.composable.factory import build
 from graphunified_query.strategies.composable.mmr import mmr
 from graphunified_query.strategies.composable.vector import VectorParams, VectorRetriever
+from graphunified_query.strategies.rerank.rerank import RerankingRetriever, RerankParams
 from graphunified_query.strategies.results import Retrieval
 from tests.query.compose_support import make_context
 
@@ -101,3 +105,39 @@ def test_contract_empty_query_and_top_k(context: RetrieverContext) -> None:
                 r.kind == "chunk" and r.text == dict((c[0], c[2]) for c in CHUNKS)[r.chunk_id]
                 for r in results
             )
+
+
+def _leaving_out(document: str) -> ContextFilter:
+    """A query's filters that keep every document of CHUNKS but ``document``."""
+    kept = frozenset(d for _, d, _ in CHUNKS if d != document)
+    return ContextFilter("medium", False, frozenset(), None, kept, "")
+
+
+def test_mmr_chooses_among_the_candidates_the_querys_filters_keep(context: RetrieverContext) -> None:
+    # c1 left out: MMR must not pick it first and diversify away from it (then lose it to the
+    # filter), but choose among the rest: c2 first, then what differs from c2.
+    with filtering(_leaving_out("flood.md")):
+        assert _ids(build("vector_mmr", context).retrieve(QUERY, 2)) == ["c2", "c4"]
+    assert _ids(build("vector_mmr", context).retrieve(QUERY, 2)) == ["c1", "c4"]  # outside a query
+
+
+def test_rerankers_and_combiners_never_see_what_the_filters_leave_out(context: RetrieverContext) -> None:
+    seen: list[str] = []
+
+    class Recording:
+        name = "recording"
+
+        def score(self, query: str, texts: list[str]) -> list[float]:
+            seen.extend(texts)
+            return [0.5] * len(texts)
+
+    reranked = RerankingRetriever(
+        VectorRetriever(context), Recording(), RerankParams(over_retrieve_multiplier=3)
+    )
+    combined = HybridCombiner(
+        VectorRetriever(context), build("vector_mmr", context), CombineParams(mode="concat")
+    )
+    with filtering(_leaving_out("flood.md")):
+        assert "c1" not in _ids(reranked.retrieve(QUERY, 2))
+        assert FLOOD not in seen and seen  # the reranker's input (an LLM's prompt) never held it
+        assert "c1" not in _ids(combined.retrieve(QUERY, 4))

@@ -147,14 +147,15 @@ def test_the_link_graph_joins_same_section_neighbours_then_markdown_and_wiki_lin
 
 def test_expansion_pulls_at_most_two_per_hit_at_nine_tenths_of_its_score() -> None:
     prepared = _run([_hit("g0", 0.8)], link_expansion=True)
-    by_id = {r.chunk_id: r for r in prepared.results}
+    assert _ids(prepared.results) == ["g0"]  # the strategy's own, beside which the neighbours come
+    by_id = {r.chunk_id: r for r in prepared.sent}
     # t0, the third neighbour, is over the per-hit cap. g1 and s0 tie (score, depth): setup.md,
     # not used yet, goes before a second guide.md chunk.
     assert list(by_id) == ["g0", "s0", "g1"]
     for chunk_id in ("g1", "s0"):
         assert by_id[chunk_id].score == pytest.approx(0.72)
         assert by_id[chunk_id].metadata["expanded_from"] == "g0"
-    assert prepared.metadata()["expanded"] == 2
+    assert prepared.metadata()["expanded"] == 2 and prepared.metadata()["expanded_packed"] == 2
     assert _run([_hit("g0", 0.8)], link_expansion=False).metadata()["expanded"] == 0
 
 
@@ -162,13 +163,13 @@ def test_expansion_respects_the_total_cap_skips_present_chunks_and_filtered_neig
     hits = [_hit("g0", 0.9), _hit("g1", 0.5), _hit("s0", 0.4)]
     capped = _run(hits, link_expansion=True, max_total_expanded=1)
     assert capped.metadata()["expanded"] == 1
-    assert [r.chunk_id for r in capped.results if "expanded_from" in r.metadata] == ["t0"]
+    assert [r.chunk_id for r in capped.expanded_results] == ["t0"]
     # g1 and s0 are hits already; t0 comes from g0. s0's link to evil.md is refused at "medium"...
     wide = _run(hits, link_expansion=True, max_expanded_per_hit=3)
-    assert "e0" not in _ids(wide.results)
+    assert "e0" not in _ids(wide.sent)
     # ...and followed when high risk is allowed, scored from the hit that pulled it.
     risky = _run(hits, link_expansion=True, max_expanded_per_hit=3, max_risk_level="high")
-    (evil,) = [r for r in risky.results if r.chunk_id == "e0"]
+    (evil,) = [r for r in risky.expanded_results if r.chunk_id == "e0"]
     assert evil.score == pytest.approx(0.36) and evil.metadata["expanded_from"] == "s0"
 
 
@@ -224,7 +225,9 @@ class _Recorder:
     def __init__(self) -> None:
         self.received: list[tuple[RetrievalResult, ...]] = []
 
-    def generate(self, question: str, results: Sequence[RetrievalResult]) -> GeneratedAnswer:
+    def generate(
+        self, question: str, results: Sequence[RetrievalResult], *, budget_tokens: int | None = None
+    ) -> GeneratedAnswer:
         self.received.append(tuple(results))
         return GeneratedAnswer("answer", tuple(results))
 
@@ -316,3 +319,11 @@ def test_per_document_files_written_before_risk_flags_still_read_with_the_curren
     pq.write_table(pa.Table.from_pylist([row], schema=old_schema), tmp_path / "a.parquet")
     table = read_tables([tmp_path / "a.parquet"], CHUNKS_SCHEMA)  # e.g. the GraphRAG export
     assert table.schema == CHUNKS_SCHEMA and table.column("risk_level").to_pylist() == [None]
+
+
+def test_a_neighbour_of_a_negative_score_hit_ranks_below_it() -> None:
+    # An MMR margin can be negative: 0.9 x -0.2 = -0.18 would put the neighbour above its hit.
+    prepared = _run([_hit("g0", -0.2)], link_expansion=True)
+    assert prepared.expanded_results
+    assert all(r.score < -0.2 for r in prepared.expanded_results)
+    assert [r.score for r in prepared.expanded_results] == pytest.approx([-0.22, -0.22])

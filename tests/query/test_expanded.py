@@ -14,14 +14,13 @@ import pytest
 from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges, similarity_edges
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.strategies.base import RetrieverContext
-from graphunified_query.strategies.cache import RetrievalCache
 from graphunified_query.strategies.expanded import ExpandedParams, ExpandedRetriever
+from graphunified_query.strategies.rerank.rerank import Reranker
 from graphunified_query.strategies.results import Retrieval, RetrievalResult
 from tests.query.compose_support import (
     ENTITIES,
     RELATIONSHIPS,
     ScriptedReranker,
-    WordEmbedder,
     entity,
     make_context,
     relation,
@@ -50,8 +49,10 @@ def _context(*, similar: bool = True) -> RetrieverContext:
     return replace(context, snapshot=replace(snap, chunk_similarity=edges, extras={}))
 
 
-def _retriever(context: RetrieverContext | None = None, **kwargs: object) -> ExpandedRetriever:
-    return ExpandedRetriever(context or _context(), **kwargs)  # type: ignore[arg-type]
+def _retriever(
+    context: RetrieverContext | None = None, reranker: Reranker | None = None
+) -> ExpandedRetriever:
+    return ExpandedRetriever(context or _context(), reranker=reranker)
 
 
 def _by_chunk(retrieval: Retrieval) -> dict[str, RetrievalResult]:
@@ -59,7 +60,7 @@ def _by_chunk(retrieval: Retrieval) -> dict[str, RetrievalResult]:
 
 
 def test_expansion_follows_relationships_and_similarity_with_the_documented_graph_score() -> None:
-    found = _by_chunk(_retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1, use_cache=False)))
+    found = _by_chunk(_retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1)))
     seed = found["k1"].metadata
     assert seed["hop"] == 0 and seed["expanded_from"] is None and seed["graph_score"] == 0.0
     v = seed["vector_score"]
@@ -72,24 +73,20 @@ def test_expansion_follows_relationships_and_similarity_with_the_documented_grap
     walk = found["k5"].metadata
     assert walk["via"] == "similar_to" and walk["graph_score"] == pytest.approx(v * (3 / (3**0.5 * 2)) * 0.8)
     assert "k4" not in found  # two hops away
-    deeper = _by_chunk(
-        _retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1, expansion_depth=2, use_cache=False))
-    )
+    deeper = _by_chunk(_retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1, expansion_depth=2)))
     assert deeper["k4"].metadata["hop"] == 2 and deeper["k4"].metadata["expanded_from"] == "k1"
     assert deeper["k4"].metadata["via"] == "related_to:Charlie -> Echo"
-    alone = _retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1, expansion_depth=0, use_cache=False))
+    alone = _retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1, expansion_depth=0))
     assert [r.chunk_id for r in alone.results] == ["k1"]
 
 
 def test_the_cap_admits_the_best_expanded_chunks_only() -> None:
-    retrieval = _retriever().retrieve(
-        QUERY, 10, ExpandedParams(seed_k=1, max_expanded_chunks=1, use_cache=False)
-    )
+    retrieval = _retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1, max_expanded_chunks=1))
     assert retrieval.metadata["expanded"] == 1
     assert [r.chunk_id for r in retrieval.results if r.metadata["hop"] > 0] == ["k5"]  # 0.69 beats 0.64
-    wide = _retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1, use_cache=False))
+    wide = _retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1))
     assert wide.metadata["expanded"] == 3
-    none = _retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1, max_expanded_chunks=0, use_cache=False))
+    none = _retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=1, max_expanded_chunks=0))
     assert none.metadata["expanded"] == 0 and len(none.results) == 1
 
 
@@ -111,16 +108,12 @@ def test_a_hub_follows_only_its_heaviest_relationships_per_hop() -> None:
     retriever = _retriever(_hub_context())
 
     def expanded(**params: object) -> dict[str, RetrievalResult]:
-        found = _by_chunk(
-            retriever.retrieve("hub square", 10, ExpandedParams(seed_k=1, use_cache=False, **params))
-        )
+        found = _by_chunk(retriever.retrieve("hub square", 10, ExpandedParams(seed_k=1, **params)))
         return {chunk: r for chunk, r in found.items() if r.metadata["hop"] == 1}
 
     capped = expanded(max_neighbours_per_hop=3)
     assert set(capped) == {"n5", "n4", "n3"}  # the three heaviest, not the first three stored
-    v = _by_chunk(retriever.retrieve("hub square", 1, ExpandedParams(seed_k=1, use_cache=False)))[
-        "h"
-    ].metadata["vector_score"]
+    v = _by_chunk(retriever.retrieve("hub square", 1, ExpandedParams(seed_k=1)))["h"].metadata["vector_score"]
     assert capped["n4"].metadata["via"] == "related_to:Hub -> Place 4"
     # A followed neighbour's share is still of the hub's whole weight, as without the cap.
     assert capped["n4"].metadata["graph_score"] == pytest.approx(v * (0.5 + 0.5 * 4 / 15) * 0.8)
@@ -131,9 +124,7 @@ def test_a_hub_follows_only_its_heaviest_relationships_per_hop() -> None:
     # A neighbourhood within the cap is walked exactly as without it.
     assert expanded(max_neighbours_per_hop=5) == unbounded
     assert expanded() == unbounded  # the default (50)
-    default = _by_chunk(
-        _retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=2, expansion_depth=2, use_cache=False))
-    )
+    default = _by_chunk(_retriever().retrieve(QUERY, 10, ExpandedParams(seed_k=2, expansion_depth=2)))
     wide = _retriever().retrieve(
         QUERY, 10, ExpandedParams(seed_k=2, expansion_depth=2, max_neighbours_per_hop=100_000)
     )
@@ -143,9 +134,7 @@ def test_a_hub_follows_only_its_heaviest_relationships_per_hop() -> None:
 
 
 def test_without_similarity_edges_only_entities_expand_and_metadata_says_so() -> None:
-    retrieval = _retriever(_context(similar=False)).retrieve(
-        QUERY, 10, ExpandedParams(seed_k=1, use_cache=False)
-    )
+    retrieval = _retriever(_context(similar=False)).retrieve(QUERY, 10, ExpandedParams(seed_k=1))
     assert "k5" not in _by_chunk(retrieval) and "k2" in _by_chunk(retrieval)
     assert retrieval.metadata["similar_to"].startswith("missing")
     assert _retriever().retrieve(QUERY, 10).metadata["similar_to"]["edges"] == 1
@@ -156,9 +145,7 @@ def test_the_hybrid_formula_holds_for_every_result() -> None:
     retrieval = _retriever().retrieve(
         query,
         10,
-        ExpandedParams(
-            seed_k=2, chunk_weight=0.6, entity_weight=0.25, multi_entity_boost=0.1, use_cache=False
-        ),
+        ExpandedParams(seed_k=2, chunk_weight=0.6, entity_weight=0.25, multi_entity_boost=0.1),
     )
     assert set(retrieval.metadata["query_entities"]) >= {"Bravo", "Charlie"}
     found = _by_chunk(retrieval)
@@ -176,7 +163,7 @@ def test_the_hybrid_formula_holds_for_every_result() -> None:
 
 def test_reranking_blends_with_the_hybrid_score() -> None:
     retriever = _retriever()
-    plain = retriever.retrieve(QUERY, 5, ExpandedParams(seed_k=5, use_cache=False)).results
+    plain = retriever.retrieve(QUERY, 5, ExpandedParams(seed_k=5)).results
     hybrid_order = [r.chunk_id for r in plain]
     # The reranker prefers exactly the reverse of the hybrid order.
     reranker = ScriptedReranker({r.text: i / 10 for i, r in enumerate(plain)})
@@ -204,42 +191,6 @@ def test_document_filter_keeps_seeds_and_expansion_inside_the_chosen_documents()
     )
     assert retrieval.results and {r.document_id for r in retrieval.results} <= {"doc3.md", "doc4.md"}
     assert _retriever().retrieve_within(QUERY, 10, None, ["nowhere.md"]).results == ()
-
-
-def test_the_cache_returns_the_same_retrieval_until_the_snapshot_changes_or_it_expires() -> None:
-    now = [0.0]
-    cache = RetrievalCache(ttl_seconds=300, clock=lambda: now[0])
-    context = _context()
-    embedder = context.embedder
-    assert isinstance(embedder, WordEmbedder)
-    retriever = _retriever(context, cache=cache)
-    first = retriever.retrieve(QUERY, 3, ExpandedParams(seed_k=2))
-    calls = len(embedder.calls)
-    assert retriever.retrieve(QUERY, 3, ExpandedParams(seed_k=2)) is first and len(embedder.calls) == calls
-    assert cache.hits == 1
-    assert retriever.retrieve(QUERY, 3, ExpandedParams(seed_k=3)) is not first  # other params, other entry
-    assert retriever.retrieve(QUERY, 4, ExpandedParams(seed_k=2)) is not first  # other top_k
-    reloaded = replace(context, snapshot=replace(context.snapshot, extras={}))
-    again = _retriever(reloaded, cache=cache).retrieve(QUERY, 3, ExpandedParams(seed_k=2))
-    assert again is not first and again.results == first.results  # recomputed for the new snapshot
-    now[0] = 301.0
-    expired = retriever.retrieve(QUERY, 3, ExpandedParams(seed_k=2))
-    assert expired is not first and expired.results == first.results
-    assert retriever.retrieve(QUERY, 3, ExpandedParams(seed_k=2)) is expired
-    assert retriever.retrieve(QUERY, 3, ExpandedParams(seed_k=2, use_cache=False)) is not expired
-    off = _retriever(context, cache=RetrievalCache(ttl_seconds=0))
-    assert off.retrieve(QUERY, 3) is not off.retrieve(QUERY, 3)
-    reranker = ScriptedReranker({t: 0.5 for _, _, t in CHUNKS})  # objects are no cache key
-    scripted = _retriever(context, cache=cache, reranker=reranker)
-    assert scripted.retrieve(QUERY, 3) is not scripted.retrieve(QUERY, 3)
-
-
-def test_a_copied_snapshot_sharing_extras_still_misses() -> None:
-    cache = RetrievalCache()
-    context = _context()
-    first = _retriever(context, cache=cache).retrieve(QUERY, 3)
-    copy = replace(context, snapshot=replace(context.snapshot, chunk_similarity=None))  # same extras
-    assert _retriever(copy, cache=cache).retrieve(QUERY, 3) is not first
 
 
 def test_expansion_reaches_the_second_hop_that_vector_search_misses(engine: QueryEngine) -> None:

@@ -52,7 +52,12 @@ def engine(home: Path) -> QueryEngine:
 
 @pytest.fixture(scope="module")
 def http(engine: QueryEngine) -> TestClient:
-    return loopback_client(create_app(engine))
+    # A server that lets its clients ask for show_risky (`server.allow_show_risky`, off by default).
+    server = engine.settings.server.model_copy(update={"allow_show_risky": True})
+    lenient = QueryEngine(
+        engine.snapshot, engine.settings.model_copy(update={"server": server}), engine.embedder
+    )
+    return loopback_client(create_app(lenient))
 
 
 Contexts = list[tuple[str | None, float]]

@@ -68,7 +68,7 @@ def test_the_seeds_settings_file_loads_as_written() -> None:
         10,
         8000,
     )
-    assert settings.query.cache_ttl_seconds == 3600
+    assert settings.query.cache.ttl_seconds == 3600 and settings.query.cache.enabled
     assert (settings.logging.level, settings.logging.format) == ("INFO", "json")
     warned = sorted(s.split(": ", 1)[1].split(" is ignored")[0].split(":")[0] for s in said)
     assert warned == [
@@ -151,7 +151,7 @@ def test_converted_values(tmp_path: Path) -> None:
     weights = _seed_with(tmp_path, "hybrid_weights: [0.5, 0.5]", "hybrid_weights: [3, 1]")
     assert _load(weights)[0].strategies["lightrag"]["entity_weight"] == 0.75
     off = _seed_with(tmp_path, "cache_enabled: true", "cache_enabled: false")
-    assert _load(off)[0].query.cache_ttl_seconds == 0
+    assert not _load(off)[0].query.cache.enabled
     louvain = _seed_with(tmp_path, 'algorithm: "leiden"', 'algorithm: "louvain"')
     assert any(
         "community_detection.algorithm: 'louvain' is ignored: communities are Leiden" in s

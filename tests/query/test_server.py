@@ -17,12 +17,12 @@ from graphunified_query.cli import main
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.server import run
 from graphunified_query.server.app import create_app
-from tests.serving import serving
+from tests.serving import loopback_client, serving
 
 if TYPE_CHECKING:
     pass  # unresolvable at run time, as a retriever's type-only import would be
 
-KEYS = {"answer", "strategy", "contexts", "metadata"}
+KEYS = {"answer", "strategy", "contexts", "expanded_contexts", "metadata"}
 CONTEXT_KEYS = {"text", "score", "source", "chunk_id", "document_id", "metadata"}
 QUESTION = "Who founded the Hale Mill?"
 # Timings differ from one call to the next; everything else in the object must not.
@@ -102,7 +102,7 @@ def test_ask_is_the_cli_json(
     assert main(argv) == 0
     printed = json.loads(capsys.readouterr().out)
     for payload in (served, printed):
-        for key in TIMINGS:
+        for key in (*TIMINGS, "result_cache"):  # the server's cache may hold it; a fresh CLI's not
             payload["metadata"].pop(key)
     assert served == printed
 
@@ -187,6 +187,33 @@ def test_bad_input_names_the_field(base_url: str, path: str, body: dict[str, Any
     assert error["detail"][0]["loc"] == field and error["detail"][0]["msg"]
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "allowed"),
+    [
+        ("show_risky", True, {"allow_show_risky": True}),
+        ("max_risk_level", "high", {"max_risk_level": "high"}),
+    ],
+)
+@pytest.mark.parametrize("where", ["params", "context"])
+def test_no_client_raises_the_servers_risk_policy(
+    engine: QueryEngine, base_url: str, option: str, value: Any, allowed: dict[str, Any], where: str
+) -> None:
+    body = {"question": QUESTION, "strategy": "naive", where: {option: value}}
+    for path in ("/ask", "/retrieve"):
+        status, error = call(base_url, path, body)
+        assert status == 422, error
+        assert error["detail"][0]["loc"] == ["body", "context", option]
+        assert "server." in error["detail"][0]["msg"]
+    lower = call(base_url, "/retrieve", {"question": QUESTION, where: {"max_risk_level": "low"}})
+    assert lower[0] == 200  # asking for less is always allowed
+    server = engine.settings.server.model_copy(update=allowed)
+    lenient = QueryEngine(
+        engine.snapshot, engine.settings.model_copy(update={"server": server}), engine.embedder
+    )
+    reply = loopback_client(create_app(lenient)).post("/retrieve", json=body)
+    assert reply.status_code == 200, reply.text
+
+
 def test_unknown_strategy_lists_the_known_ones(base_url: str) -> None:
     status, error = call(base_url, "/ask", {"question": QUESTION, "strategy": "nope"})
     assert status == 422 and "naive" in error["detail"][0]["msg"] and "auto" in error["detail"][0]["msg"]
@@ -210,7 +237,7 @@ def test_strategies_list_their_params(base_url: str, engine: QueryEngine) -> Non
         "hybrid",
         "mix",
     }
-    assert {"max_hops", "decay"} <= set(params["graphrag_local"]) and "use_cache" in params["expanded"]
+    assert {"max_hops", "decay"} <= set(params["graphrag_local"]) and "seed_k" in params["expanded"]
     assert {"fetch_k", "lambda_mult"} <= set(params["vector_mmr"])
 
 

@@ -124,7 +124,8 @@ def test_query_generation_reaches_the_answer_call(home: Path) -> None:
         )
         engine = QueryEngine.open(home, environ={"ANTHROPIC_API_KEY": "k"})
         response = engine.ask("Who founded the Hale Mill?", "naive", 3)
-        assert response.answer and response.metadata["contexts_sent"] == len(response.contexts) > 0
+        sent = len(response.contexts) + len(response.expanded_contexts)
+        assert response.answer and response.metadata["contexts_sent"] == sent > 0
         (answer_call,) = fake.bodies
         assert answer_call["model"] == "claude-haiku-4-5" and engine.llm.settings.model == "claude-sonnet-4-5"
         assert answer_call["max_tokens"] == 333 and answer_call["temperature"] == 0.4

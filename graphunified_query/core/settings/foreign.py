@@ -107,10 +107,6 @@ def _same_top_k(value: Any, values: Mapping[str, Any]) -> Any:
     return value
 
 
-def _cache_enabled(value: Any, _: Mapping[str, Any]) -> Any:
-    return DROP if value else 0  # off: a time to live of 0 caches nothing
-
-
 _GRAPHRAG = "strategies.graphrag"
 _LIGHTRAG = "strategies.lightrag"
 _HIPPORAG = "strategies.hipporag"
@@ -305,13 +301,8 @@ FOREIGN_KEYS: tuple[ForeignKey, ...] = (
         "parallelism is Dagster's runs and llm.concurrency parallel LLM calls; indexing is incremental, "
         "so a re-run of `index` redoes only what is not yet indexed (no checkpoint interval)",
     ),
-    ForeignKey(
-        "performance.query.cache_enabled",
-        "query.cache_ttl_seconds",
-        "false sets the cache's time to live to 0",
-        _cache_enabled,
-    ),
-    ForeignKey("performance.query.cache_ttl", "query.cache_ttl_seconds", "seconds a cached retrieval lives"),
+    ForeignKey("performance.query.cache_enabled", "query.cache.enabled", "the query path's result cache"),
+    ForeignKey("performance.query.cache_ttl", "query.cache.ttl_seconds", "seconds a cached result lives"),
     # logging
     ForeignKey(
         "logging.output",

@@ -44,12 +44,20 @@ class RouterSettings(Section):
 PER_CALL: dict[str, Any] = {"per_call": True}
 
 
+class ResultCacheSettings(Section):
+    """The query path's result cache (`engine.result_cache`): one for every strategy."""
+
+    enabled: bool = Field(True, description="Reuse the result of the same request on the same generation.")
+    ttl_seconds: float = Field(3600.0, ge=0, description="How long a cached result is reused (0: no cache).")
+    max_entries: int = Field(256, ge=1, description="Results kept; the least recently used go first.")
+
+
 class QuerySettings(Section):
     top_k: int = Field(
         10,
         ge=1,
         le=1000,
-        description="Most contexts a query returns (a hard cap; link expansion fits inside).",
+        description="Most contexts a strategy returns (a hard cap; link expansion comes beside them).",
     )
     default_strategy: str = Field(
         "auto", description="Strategy of a request that names none: a registered name, or auto (routed)."
@@ -64,9 +72,7 @@ class QuerySettings(Section):
     )
     answer_max_tokens: int = Field(1024, ge=64, description="Longest answer Claude may write.")
     map_concurrency: int = Field(4, ge=1, description="Parallel map calls of global search.")
-    cache_ttl_seconds: float = Field(
-        300.0, ge=0, description="How long a cached retrieval is reused for the same query (0: no cache)."
-    )
+    cache: ResultCacheSettings = ResultCacheSettings()
     # The context pipeline between retrieval and generation (graphunified_query.context).
     max_risk_level: RiskLevel = Field(
         "medium",
@@ -105,7 +111,10 @@ class QuerySettings(Section):
         2, ge=0, description="Linked chunks one hit may add.", json_schema_extra=PER_CALL
     )
     max_total_expanded: int = Field(
-        16, ge=0, description="Linked chunks added per query in all.", json_schema_extra=PER_CALL
+        16,
+        ge=0,
+        description="Linked chunks added per query in all, beside top_k.",
+        json_schema_extra=PER_CALL,
     )
     expansion_decay: float = Field(
         0.9,

@@ -2,13 +2,16 @@
 
 A loopback server is still reachable from any web page the user opens (DNS rebinding), so the
 Host header is checked against an allow-list; bodies, slow clients and waiting requests are
-bounded so one client cannot hold the service.
+bounded so one client cannot hold the service. The risk policy is the server's: a client may ask
+for less risky content than ``max_risk_level``, never more, and for ``show_risky`` only when
+``allow_show_risky`` says so.
 """
 
 from __future__ import annotations
 
 from pydantic import Field
 
+from graphunified_query.core.risk import RiskLevel
 from graphunified_query.core.settings.section import Section
 
 
@@ -40,4 +43,12 @@ class ServerSettings(Section):
         le=3600,
         description="How often (at most) a request checks for a newly published generation, which is "
         "then loaded and served without a restart; 0 checks on every request.",
+    )
+    max_risk_level: RiskLevel = Field(
+        "medium",
+        description="The riskiest content a client may ask for (its max_risk_level); above it the "
+        "request is refused (422).",
+    )
+    allow_show_risky: bool = Field(
+        False, description="Whether a client may ask for show_risky (every context, whatever its risk)."
     )

@@ -1,11 +1,16 @@
-"""`HybridCombiner`: any two retrievers as one, in one of four modes.
+"""`HybridCombiner`: any two retrievers as one, in one of four modes (seed 004's HybridRetriever).
 
-- ``concat``: ``first``'s results, then ``second``'s that are not already there.
+- ``concat``: both sides' results, ``first``'s before ``second``'s new ones. Each side keeps a
+  share of ``top_k`` (``second`` at least half, rounded down, when it has that many), and a side
+  that found fewer leaves its places to the other: one side never crowds the other out.
 - ``rerank``: the union of both, re-scored by ``reranker`` (by default the cosine between the
-  query's and each passage's embedding), best first.
-- ``weighted``: each side's scores min-max normalized to [0, 1] (their scales differ: cosine,
-  decayed graph scores, RRF...), then ``vector_weight * first + graph_weight * second``; a context
-  both sides found gets both terms.
+  query's and each context's stored vector: chunk, entity or relationship vectors of the index,
+  no re-embedding), best first.
+- ``weighted``: a weighted selection: ``vector_weight / (vector_weight + graph_weight)`` of
+  ``top_k`` from ``first``'s ranking, the rest from ``second``'s (a short side leaves its places
+  to the other), ranked by each side's scores min-max normalized to [0, 1] (their scales differ:
+  cosine, decayed graph scores, RRF...) as ``vector_weight * first + graph_weight * second``; a
+  context both sides found gets both terms and counts in ``first``'s share.
 - ``expand``: ``first``'s results are the core (``metadata["role"] = "core"``); ``second``'s new
   ones follow as related context (``"related"``), at most ``related_k`` of them (default: half of
   ``top_k``), more when ``first`` found fewer than its share.
@@ -24,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from graphunified_query.context.candidates import admitted
 from graphunified_query.strategies.base import Retriever, RetrieverContext
 from graphunified_query.strategies.composable.base import ComposableRetriever, context_of, stats_of
 from graphunified_query.strategies.composable.dedup import Candidate, collect, dedup_key
@@ -77,10 +83,16 @@ class HybridCombiner(ComposableRetriever[CombineParams]):
         first_k = max(top_k - related_k, 1) if config.mode == "expand" else top_k
         first = self.first.retrieve(query, first_k)
         second = self.second.retrieve(query, top_k)
-        sides = [(self.labels[0], first.results), (self.labels[1], second.results)]
+        # Filters first: what the query's filters leave out takes no share, no rank, no rerank.
+        snapshot = self.context.snapshot
+        sides = [
+            (self.labels[0], tuple(admitted(snapshot, first.results))),
+            (self.labels[1], tuple(admitted(snapshot, second.results))),
+        ]
         outcome = RerankOutcome([])
         if config.mode == "concat":
-            results = _positional(collect(sides)[:top_k])
+            chosen = _shares(collect(sides), self.labels[0], top_k - top_k // 2, top_k)
+            results = _positional(chosen)
         elif config.mode == "expand":
             results = _expand(collect(sides), self.labels[0], top_k)
         elif config.mode == "weighted":
@@ -118,6 +130,16 @@ class HybridCombiner(ComposableRetriever[CombineParams]):
         return stats | {"first": stats_of(self.first), "second": stats_of(self.second)}
 
 
+def _shares(candidates: list[Candidate], first: str, first_share: int, top_k: int) -> list[Candidate]:
+    """``first``'s candidates (in its order), then the other side's new ones: ``first_share`` of
+    ``top_k`` for ``first`` and the rest for the other, a short side leaving its places to the other."""
+    own = [c for c in candidates if first in c.scores]
+    other = [c for c in candidates if first not in c.scores]
+    take_other = min(len(other), top_k - min(len(own), first_share))
+    take_own = min(len(own), top_k - take_other)
+    return own[:take_own] + other[:take_other]
+
+
 def _positional(candidates: list[Candidate]) -> tuple[RetrievalResult, ...]:
     """An ordering as scores: 1.0 for the first, falling evenly, so the order is the ranking."""
     n = len(candidates)
@@ -143,7 +165,10 @@ def _weighted(
             parts = fused.setdefault(dedup_key(result), {})
             # A context one side returned twice counts once, at its best.
             parts[label] = max(parts.get(label, 0.0), weight * norm)
-    candidates = collect(sides)
+    # The selection: each side's share of top_k is its weight's share (even when both are 0).
+    total = sum(weights)
+    first_share = round(top_k * weights[0] / total) if total > 0 else top_k - top_k // 2
+    candidates = _shares(collect(sides), sides[0][0], first_share, top_k)
     scored = [(sum(fused[dedup_key(c.result)].values()), i) for i, c in enumerate(candidates)]
     scored.sort(key=lambda s: (-s[0], s[1]))  # ties: order of first appearance
     return tuple(

@@ -9,6 +9,7 @@ visited once, by whichever walk reaches it first:
   backtracking. An entity is scored along the path DFS first reached it by, which may be longer
   than the shortest one; under a ``max_nodes`` budget it reaches further along chains than BFS.
 
+``max_nodes`` bounds the visits, seeds included: more seeds than that keeps the best ones.
 Entities scoring below ``min_score`` are neither kept nor expanded: their descendants would score
 lower still along that path (they may still be reached along a better one).
 """
@@ -92,8 +93,8 @@ def traverse(
     walk = _Walk(neighbours, decay, min_score, max(max_nodes, 1))
     ordered: dict[str, float] = {}
     for entity, score in sorted(seeds, key=lambda s: -s[1]):
-        if score >= min_score and entity not in ordered:
-            ordered[entity] = score
+        if score >= min_score and entity not in ordered and len(ordered) < walk.max_nodes:
+            ordered[entity] = score  # the best seeds within the budget: the rest are never visited
     if method == "bfs":
         _bfs(walk, ordered, max_hops)
     else:
@@ -125,7 +126,9 @@ def _dfs(walk: _Walk, seeds: dict[str, float], max_hops: int) -> None:
         if parent.depth >= max_hops:
             return
         for entity, edge in walk.children(parent, reserved):
-            if walk.full:
+            if (
+                len(walk.visits) + len(reserved) >= walk.max_nodes
+            ):  # the seeds still to come keep their places
                 return
             if entity not in walk.visits:  # a deeper branch may have reached it meanwhile
                 descend(walk.add(entity, parent, edge, parent.seed_score))

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from graphunified_query.context.candidates import admitted
 from graphunified_query.strategies.base import RetrieverContext
 from graphunified_query.strategies.composable.base import ComposableRetriever
 from graphunified_query.strategies.composable.mmr import mmr
@@ -63,7 +64,13 @@ class VectorRetriever(ComposableRetriever[VectorParams]):
         # (row, ranking score, cosine, extra metadata)
         ranked: list[tuple[int, float, float, dict[str, float]]] = []
         if config.search_type == "mmr":
-            candidates = index.search(q, max(config.fetch_k, top_k))
+            found = index.search(q, max(config.fetch_k, top_k))
+            # Filters first: a left-out chunk must neither be picked nor push the others away.
+            kept = {
+                r.chunk_id
+                for r in admitted(self.snapshot, [chunk_result(self.snapshot, row, c) for row, c in found])
+            }
+            candidates = [(row, c) for row, c in found if self.snapshot.chunks.ids[row] in kept]
             rows = [row for row, _ in candidates]
             floor = float("inf")
             for position, marginal in mmr(q, index.vectors(rows), top_k, config.lambda_mult):

@@ -20,8 +20,7 @@ import numpy as np
 
 from graphunified_query.core.indexes.bm25 import tokenize
 from graphunified_query.strategies.base import RetrieverContext
-
-_CHUNK_TEXT_ROWS = "compose.chunk_text_rows"  # snapshot.extras key: chunk text -> row
+from graphunified_query.strategies.rerank.stored import passage_vectors
 
 
 class LocalReranker:
@@ -46,23 +45,9 @@ class LocalReranker:
         return [float(s) for s in blended]
 
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Passage vectors: the index's own for chunk texts (no re-embedding), fresh ones for the rest."""
-        snap, embedder = self.context.snapshot, self.context.embedder
-        if snap.model != embedder.model_name:  # the stored vectors are not comparable to the query's
-            return embedder.embed(list(texts), kind="document")
-        rows: dict[str, int] | None = snap.extras.get(_CHUNK_TEXT_ROWS)
-        if rows is None:
-            rows = snap.extras.setdefault(
-                _CHUNK_TEXT_ROWS, {t: row for row, t in enumerate(snap.chunks.texts)}
-            )
-        vectors = np.empty((len(texts), snap.chunk_vectors.dimension), np.float32)
-        stored = [i for i, text in enumerate(texts) if text in rows]
-        missing = [i for i, text in enumerate(texts) if text not in rows]
-        if stored:
-            vectors[stored] = snap.chunk_vectors.vectors([rows[texts[i]] for i in stored])
-        if missing:
-            vectors[missing] = embedder.embed([texts[i] for i in missing], kind="document")
-        return vectors
+        """Passage vectors: the index's own for chunk, entity and relationship texts, fresh ones
+        for the rest (`stored`)."""
+        return passage_vectors(self.context.snapshot, self.context.embedder, texts)
 
 
 def term_coverage(query: str, texts: Sequence[str]) -> list[float]:

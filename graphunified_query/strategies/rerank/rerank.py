@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
+from graphunified_query.context.candidates import admitted
 from graphunified_query.core.providers.cost import Usage
 from graphunified_query.strategies.base import Retriever, RetrieverContext
 from graphunified_query.strategies.composable.base import ComposableRetriever, context_of, stats_of
@@ -97,15 +98,17 @@ class RerankingRetriever(ComposableRetriever[RerankParams]):
         if not query.strip() or top_k <= 0:
             return Retrieval(self.name, ())
         first = self.inner.retrieve(query, top_k * p.over_retrieve_multiplier)
-        outcome = run_reranker(self.reranker, query, [r.text for r in first.results])
+        # Filters first: no reranker (nor its prompt) sees what the query's filters leave out.
+        candidates = admitted(self.context.snapshot, first.results)
+        outcome = run_reranker(self.reranker, query, [r.text for r in candidates])
         rescored = [
-            _rescored(result, score) for result, score in zip(first.results, outcome.scores, strict=True)
+            _rescored(result, score) for result, score in zip(candidates, outcome.scores, strict=True)
         ]
         kept = [r for r in rescored if threshold is None or r.score >= threshold]
         kept.sort(key=lambda r: -r.score)  # stable: the inner order breaks ties
         metadata = {
             "reranker": reranker_name(self.reranker),
-            "candidates": len(first.results),
+            "candidates": len(candidates),
             "dropped_below_threshold": len(rescored) - len(kept),
             "inner": dict(first.metadata),
             **outcome.metadata,
