@@ -80,6 +80,7 @@ def graph_vectors(
         previous.get(name) == value for name, value in composition.items()
     )
     for source, target in VECTOR_TABLES.items():
+        table_embedded_before = embedder.texts_embedded
         table = read_table(layout.table_path(source))
         lists_path = layout.index_path(ivf.ivf_file(target))
         update = _updated(db, target, table, source, vectorizer) if same_settings else None
@@ -99,6 +100,7 @@ def graph_vectors(
             metadata[f"{target}_deleted"] = len(change.stale)
             metadata[f"{target}_lists"] = _updated_lists(lists_path, table, change, computed, db, target)
         metadata[target] = table.num_rows
+        metadata[f"{target}_texts_embedded"] = embedder.texts_embedded - table_embedded_before
         context.log.info(f"{target}: {table.num_rows} rows")
     metadata.update(
         {
