@@ -12,7 +12,11 @@ import pytest
 from graphunified_query.core.embedding_models import LOCAL_MODELS
 from graphunified_query.core.providers.embedding_cache import CachedEmbedder, EmbeddingCache
 from graphunified_query.core.providers.embedding_usage import METER, OUTSIDE
-from graphunified_query.core.providers.local_embedder import LocalMiniLMEmbedder
+from graphunified_query.core.providers.local_embedder import (
+    BATCH_COST_TOKENS,
+    LocalMiniLMEmbedder,
+    plan_batches,
+)
 from graphunified_query.core.settings.embedding import EmbeddingModelSettings
 
 SCOPE = "test-scope"
@@ -82,3 +86,17 @@ def test_a_variant_is_checked_against_the_model() -> None:
         EmbeddingModelSettings(name="all-MiniLM-L6-v2", variant="fast")
     with pytest.raises(ValueError, match="it has no variants"):
         EmbeddingModelSettings(name="multilingual-e5-small-q4", variant="shipped")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_planned_batches_cover_the_order_and_pay_padding_only_when_a_batch_costs_more(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    lengths = sorted(int(n) for n in rng.integers(3, 200, size=int(rng.integers(1, 300))))
+    batches = plan_batches(lengths, 16)
+    assert [s for s, _ in batches] == [0, *(e for _, e in batches[:-1])] and batches[-1][1] == len(lengths)
+    assert all(0 < e - s <= 16 for s, e in batches)
+    padded = sum((e - s) * lengths[e - 1] for s, e in batches)
+    fixed = [(s, min(s + 16, len(lengths))) for s in range(0, len(lengths), 16)]  # plain batches of 16
+    plain = sum((e - s) * lengths[e - 1] for s, e in fixed)
+    assert padded + BATCH_COST_TOKENS * len(batches) <= plain + BATCH_COST_TOKENS * len(fixed)
+    assert padded <= 1.05 * sum(lengths) + BATCH_COST_TOKENS * len(batches)
