@@ -163,7 +163,7 @@ def steps_report(dagster_home: Path) -> dict[str, dict[str, float]]:
             seen.add((run_id, step))
             metadata = event.step_materialization_data.materialization.metadata
             for name, value in metadata.items():
-                if name.startswith("embed_") or name.endswith("texts_embedded"):
+                if name.startswith("embed_") or name.endswith(("texts_embedded", "vectors_texts")):
                     figures[step][name] += float(value.value)
     return {
         step: {"seconds": round(seconds[step], 2), **{k: int(v) for k, v in figures[step].items()}}

@@ -81,10 +81,11 @@ def graph_vectors(
     same_settings = previous.get("model") == embedder.model_name and all(
         previous.get(name) == value for name, value in composition.items()
     )
-    if not same_settings:  # every row is computed: the model sees the whole step's texts at once
-        _prefetch(vectorizer, layout)
+    # Every row is computed: the model sees the whole step's texts at once. Per table, the distinct
+    # texts it adds (its texts_embedded on a cold build; the model ran before the tables' loop).
+    added = _prefetch(vectorizer, layout) if not same_settings else {}
     for source, target in VECTOR_TABLES.items():
-        table_embedded_before = embedder.texts_embedded
+        embedded_before_table = embedder.texts_embedded
         table = read_table(layout.table_path(source))
         lists_path = layout.index_path(ivf.ivf_file(target))
         update = _updated(db, target, table, source, vectorizer) if same_settings else None
@@ -104,7 +105,7 @@ def graph_vectors(
             metadata[f"{target}_deleted"] = len(change.stale)
             metadata[f"{target}_lists"] = _updated_lists(lists_path, table, change, computed, db, target)
         metadata[target] = table.num_rows
-        metadata[f"{target}_texts_embedded"] = embedder.texts_embedded - table_embedded_before
+        metadata[f"{target}_texts"] = added.get(source, embedder.texts_embedded - embedded_before_table)
         context.log.info(f"{target}: {table.num_rows} rows")
     metadata.update(
         {
@@ -163,13 +164,15 @@ class _Vectorizer:
         return texts, np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def _prefetch(vectorizer: _Vectorizer, layout: HomeLayout) -> None:
+def _prefetch(vectorizer: _Vectorizer, layout: HomeLayout) -> dict[str, int]:
     """Embeds every distinct text the three tables ask for in one call, so the model's batches
     are sorted by token count across the whole step; the slices then read them from the cache.
     Per slice and per part of a row (descriptions, names, keywords), each call's batches mixed
     lengths (60 passages: padded/real 1.08 in this step). The texts are found by running the
-    slices' own composition with zero vectors, so no second list of what gets embedded exists."""
+    slices' own composition with zero vectors, so no second list of what gets embedded exists.
+    Returns the distinct texts each table added."""
     wanted: dict[str, None] = {}  # insertion-ordered set
+    added: dict[str, int] = {}
 
     def record(texts: list[str]) -> np.ndarray:
         wanted.update(dict.fromkeys(texts))
@@ -178,11 +181,14 @@ def _prefetch(vectorizer: _Vectorizer, layout: HomeLayout) -> None:
     dry = copy.copy(vectorizer)
     dry.embed = record  # type: ignore[method-assign]
     for source in VECTOR_TABLES:
+        before = len(wanted)
         table = read_table(layout.table_path(source))
         for start in range(0, table.num_rows, SLICE_ROWS):
             dry.vectors(table.slice(start, SLICE_ROWS).to_pylist(), source)
+        added[source] = len(wanted) - before
     if wanted:
         vectorizer.embedder.embed(list(wanted))
+    return added
 
 
 def _write(
