@@ -12,7 +12,7 @@ user runs, in a child process, with no API keys (the offline build). Reported:
   0.2 s from /proc/PID/smaps_rollup: shared pages counted once), and ``peak_process_mb``: the
   largest single process's own peak RSS (VmHWM);
 - per step (from the home's Dagster event log): seconds, texts the model embedded, real and
-  padded model tokens; per graph vector table the texts embedded;
+  padded model tokens; per graph vector table its distinct texts;
 - ``model_tokens_per_corpus_token``: model tokens (real, and padded) over the corpus's tokens
   (the same WordPiece tokenizer, without [CLS]/[SEP]), and ``padded_per_real``.
 
