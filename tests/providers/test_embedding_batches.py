@@ -3,6 +3,7 @@ real and padded tokens are recorded per scope, and its two variants never share 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from graphunified_query.core.embedding_models import LOCAL_MODELS
+from graphunified_query.core.providers.embedding import EmbeddingError
 from graphunified_query.core.providers.embedding_cache import CachedEmbedder, EmbeddingCache
 from graphunified_query.core.providers.embedding_usage import METER, OUTSIDE
 from graphunified_query.core.providers.local_embedder import (
@@ -100,3 +102,14 @@ def test_planned_batches_cover_the_order_and_pay_padding_only_when_a_batch_costs
     plain = sum((e - s) * lengths[e - 1] for s, e in fixed)
     assert padded + BATCH_COST_TOKENS * len(batches) <= plain + BATCH_COST_TOKENS * len(fixed)
     assert padded <= 1.05 * sum(lengths) + BATCH_COST_TOKENS * len(batches)
+
+
+def test_the_optimized_variant_without_onnx_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRAPHUNIFIED_CACHE_DIR", str(tmp_path))  # nothing built yet: it must build
+    for module in ("onnx", "onnxruntime.transformers", "onnxruntime.quantization"):
+        monkeypatch.setitem(sys.modules, module, None)  # a venv without onnx
+    with pytest.raises(EmbeddingError, match="pip install onnx`, or set variant: shipped"):
+        LocalMiniLMEmbedder(variant="optimized")
+    assert not list(tmp_path.rglob("*.onnx"))  # no half-built file left behind

