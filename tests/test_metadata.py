@@ -86,6 +86,11 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
             # A few hundred tokens: a batch more costs about as much as the padding it would save.
             allowed = 1.05 * real + BATCH_COST_TOKENS * metadata["embed_batches"].value
             assert 0 < real <= padded <= allowed, (asset, padded, real)
+        # The cold build's graph vectors: one model call for every table's texts (sorted across the
+        # step), the slices then all served by the cache; per table its distinct texts.
+        graph_vectors = _latest_metadata(instance, "graph_vectors")
+        assert graph_vectors["provider_calls"].value == 1
+        assert all(graph_vectors[f"{t}_texts"].value > 0 for t in ("entity_vectors", "fact_vectors"))
         for asset, name in MARKDOWN.items():
             table = _latest_metadata(instance, asset)[name]
             assert isinstance(table, dg.MarkdownMetadataValue) and table.value.startswith("|"), asset
