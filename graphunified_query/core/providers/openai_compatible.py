@@ -83,6 +83,7 @@ class OpenAICompatibleClient(CachedLLMClient[LLMResponse]):
             ledger=ledger,
             # llm.retry_base_seconds when the setting exists
             base_delay=getattr(settings, "retry_base_seconds", 1.0) if base_delay is None else base_delay,
+            endpoint=settings.openai_base_url,
         )
         api_key = api_key or os.environ.get(API_KEY_VARIABLE) or ""
         self._secret = api_key  # only to scrub it from error messages

@@ -1,7 +1,8 @@
-"""Requests- and tokens-per-minute limits shared by every thread of a process."""
+"""Requests- and tokens-per-minute limits shared by every thread of a process (None: no limit)."""
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -13,12 +14,15 @@ class RateLimiter:
     def __init__(
         self,
         *,
-        requests_per_minute: int,
-        tokens_per_minute: int,
+        requests_per_minute: int | None,
+        tokens_per_minute: int | None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self._capacity = (float(requests_per_minute), float(tokens_per_minute))
+        # An unlimited bucket is infinitely full: it never makes a call wait.
+        self._capacity = tuple(
+            math.inf if v is None else float(v) for v in (requests_per_minute, tokens_per_minute)
+        )
         self._available = list(self._capacity)
         self._clock = clock
         self._sleep = sleep
@@ -26,7 +30,9 @@ class RateLimiter:
         self._lock = threading.Lock()
 
     def acquire(self, tokens: int) -> None:
-        tokens = min(tokens, int(self._capacity[1]))  # one huge call must still be able to run
+        if self._capacity == (math.inf, math.inf):
+            return
+        tokens = min(tokens, self._capacity[1])  # one huge call must still be able to run
         while True:
             with self._lock:
                 self._refill()
@@ -35,8 +41,11 @@ class RateLimiter:
                     self._available[1] -= tokens
                     return
                 wait = max(
-                    (1 - self._available[0]) * 60 / self._capacity[0],
-                    (tokens - self._available[1]) * 60 / self._capacity[1],
+                    (need - available) * 60 / capacity
+                    for need, available, capacity in zip(
+                        (1, tokens), self._available, self._capacity, strict=True
+                    )
+                    if capacity != math.inf
                 )
             self._sleep(min(max(wait, 0.01), 5.0))
 
@@ -45,4 +54,5 @@ class RateLimiter:
         elapsed = now - self._stamp
         self._stamp = now
         for i, capacity in enumerate(self._capacity):
-            self._available[i] = min(capacity, self._available[i] + elapsed * capacity / 60)
+            if capacity != math.inf:
+                self._available[i] = min(capacity, self._available[i] + elapsed * capacity / 60)

@@ -21,10 +21,21 @@ class EmbeddingModelSettings(Section):
     )
     query_prefix: str | None = Field(None, description="Prepended to queries; None: the model's own.")
     passage_prefix: str | None = Field(None, description="Prepended to passages; None: the model's own.")
+    variant: str | None = Field(
+        None,
+        description="How the model's weights run (all-MiniLM-L6-v2: 'optimized' or 'shipped'); "
+        "None: the model's default, its first variant in graphunified_query/core/embedding_models.py.",
+    )
 
     @model_validator(mode="after")
     def _engine_prefixes(self) -> EmbeddingModelSettings:
         model = LOCAL_MODELS[self.name]
+        names = [v.name for v in model.variants]
+        if self.variant is not None and self.variant not in names:
+            known = f"one of {', '.join(names)}" if names else "unset: it has no variants"
+            raise ValueError(
+                f"embedding.models: {self.name}'s variant {self.variant!r} is unknown; use {known}"
+            )
         if model.engine_prefixes and (self.query_prefix, self.passage_prefix) not in (
             (None, None),
             (model.query_prefix, model.passage_prefix),

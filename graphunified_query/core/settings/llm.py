@@ -12,6 +12,11 @@ from pydantic import Field, model_validator
 from graphunified_query.core.plugins import LLMS
 from graphunified_query.core.settings.section import Section
 
+# The limits (requests, input tokens per minute) an endpoint on the internet gets when the settings
+# name none: a provider's low tier. A server on this machine or a private network gets none: its
+# capacity is the machine's, and a cloud default made a local 100-passage build wait 85 % of 299 s.
+CLOUD_LIMITS = (50, 400_000)
+
 
 class LLMSettings(Section):
     provider: str = Field(
@@ -55,8 +60,18 @@ class LLMSettings(Section):
     max_gleanings: int = Field(
         1, ge=0, le=5, description="Extra 'what was missed?' extraction turns per chunk (GraphRAG gleaning)."
     )
-    requests_per_minute: int = Field(50, ge=1, description="Rate limit: LLM requests per minute.")
-    tokens_per_minute: int = Field(400_000, ge=1000, description="Rate limit: input tokens per minute.")
+    requests_per_minute: int | None = Field(
+        None,
+        ge=0,
+        description=f"Rate limit: LLM requests per minute; 0: none; null: {CLOUD_LIMITS[0]} against a cloud "
+        "endpoint, none against a local one (loopback or private address: Ollama, vLLM, llama.cpp).",
+    )
+    tokens_per_minute: int | None = Field(
+        None,
+        ge=0,
+        description=f"Rate limit: input tokens per minute; 0: none; null: {CLOUD_LIMITS[1]:_} against a "
+        "cloud endpoint, none against a local one.",
+    )
     max_retries: int = Field(6, ge=0, description="Retries of a failed LLM call (429, 5xx, timeouts).")
     retry_base_seconds: float = Field(
         1.0,
@@ -78,6 +93,19 @@ class LLMSettings(Section):
                 "http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8000/v1 (vLLM, llama.cpp server)"
             )
         return self
+
+    def rate_limits(self, endpoint: str | None) -> tuple[int | None, int | None]:
+        """(requests, tokens) per minute against ``endpoint`` (None: the provider's cloud); None is
+        no limit. Set values win; unset ones depend on whether the endpoint is local."""
+        from graphunified_query.core.providers.endpoints import is_local_endpoint
+
+        defaults = (None, None) if is_local_endpoint(endpoint) else CLOUD_LIMITS
+        return tuple(  # type: ignore[return-value]
+            default if value is None else (value or None)
+            for value, default in zip(
+                (self.requests_per_minute, self.tokens_per_minute), defaults, strict=True
+            )
+        )
 
 
 class ModelPrice(Section):

@@ -30,13 +30,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from graphunified_query.core.artifacts import ALIASES_FILE, MANIFEST, POINTER
+from graphunified_query.core.cache_dir import cache_base
 from graphunified_query.core.settings.model import environment_settings
 from graphunified_query.core.stores.object_store import ObjectFiles, ObjectStore
 from graphunified_query.core.stores.parquet import StoreError
 
 GENERATIONS = "generations"
 LANCEDB = "lancedb"
-CACHE_ENV = "GRAPHUNIFIED_CACHE_DIR"
 _KEEP_LOCAL = 2
 _DOWNLOADED = ("indexes/", "settings.yaml", f"tables/{ALIASES_FILE}")  # prefixes of names
 
@@ -47,8 +47,7 @@ class NothingPublished(StoreError):
 
 def cache_root(uri: str, environ: Mapping[str, str]) -> Path:
     """This machine's working folder for one remote location (downloads, LLM cache)."""
-    base = Path(environ.get(CACHE_ENV) or Path.home() / ".cache" / "graph-unified")
-    return base / "remote" / hashlib.sha256(uri.encode("utf-8")).hexdigest()[:16]
+    return cache_base(environ) / "remote" / hashlib.sha256(uri.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
