@@ -16,7 +16,7 @@ from graphunified_query.core.providers.registry import provider_names
 COMMANDS = ("tune", "extraction-report")
 
 
-def add_parsers(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parsers(commands: argparse._SubParsersAction) -> None:
     tune = commands.add_parser(
         "tune", help="propose domain-tuned extraction prompts and types (writes <home>/settings.tuned.yaml)"
     )

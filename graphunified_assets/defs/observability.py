@@ -11,6 +11,9 @@ from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
+# A materialization's metadata: a subset of what dg.MaterializeResult accepts (its alias is private).
+Metadata = dict[str, dg.MetadataValue | str | int | float]
+
 LLM_FIELDS = (
     "llm_calls",
     "llm_cached_calls",

@@ -14,7 +14,7 @@ from graphunified_assets.defs.jobs import (
     index_documents_job,
     refresh_indexes_job,
 )
-from graphunified_assets.defs.partitions import documents_partitions
+from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, documents_partitions
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
@@ -38,7 +38,7 @@ def run_ranges(plan: UpdatePlan, live: Sequence[str]) -> list[tuple[str, str]]:
 def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedResource) -> dg.SensorResult:
     """One tick of `new_documents_sensor` (declared below, with its owners): plan, then request."""
     scan = scan_input(graphunified.input_path)
-    live = list(context.instance.get_dynamic_partitions(documents_partitions.name))
+    live = list(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
     hashes = {k: d.content_hash for k, d in scan.documents.items()}
     plan = plan_update(
         hashes,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -59,8 +60,8 @@ HOT_COLUMNS: dict[str, tuple[str, ...]] = {
 class PublishedFiles(Protocol):
     """One generation's files, local (`publication.Generation`) or remote (`RemoteGeneration`)."""
 
-    number: int
-
+    @property
+    def number(self) -> int: ...  # read-only: a generation's number never changes
     @property
     def published(self) -> bool: ...  # False: the live files of a home built before generations
     @property
@@ -168,7 +169,7 @@ def _read(generation: PublishedFiles) -> Snapshot:
             tables[name] = (rows, DenseIndex.empty(dimension))
             continue
         lists_path = generation.index_path(ivf_file(vector_table))
-        lists = _index_file(lambda p=lists_path, ids=ids: ivf.load(p, ids), lists_path, hint)
+        lists = _index_file(partial(ivf.load, ids=ids), lists_path, hint)
         matrix, vector_model = mapped_vectors(cache, lance, vector_table, ids, lists)
         if vector_model != model:
             raise StoreError(

@@ -12,7 +12,9 @@ from tokenizers import Tokenizer
 
 from graphunified_assets.lib.ingest.chunking import Chunk, chunk_text
 
-TOKENIZER_FILE = Path(__file__).resolve().parents[2] / "graphunified_query/core/providers/minilm_tokenizer.json"
+TOKENIZER_FILE = (
+    Path(__file__).resolve().parents[2] / "graphunified_query/core/providers/minilm_tokenizer.json"
+)
 SIZE, OVERLAP, MIN_SIZE = 32, 8, 4
 
 

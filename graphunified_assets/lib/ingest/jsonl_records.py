@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 # A file of garbage would otherwise report every line; past this many, one summary issue.
 MAX_ISSUES_PER_FILE = 50
@@ -68,7 +68,7 @@ def iter_jsonl(path: Path) -> Iterator[JsonlRecord | JsonlIssue]:
         yield JsonlIssue(None, f"{hidden} more bad lines not listed; fix the ones listed and check the file")
 
 
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path) -> io.BufferedIOBase:
     if path.name.lower().endswith(".gz"):
         return gzip.open(path, "rb")
     return path.open("rb")

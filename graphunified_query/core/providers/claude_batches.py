@@ -7,7 +7,10 @@ an ordinary call (with its retries), so one bad request cannot sink the others.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from anthropic.types.messages.batch_create_params import Request
 
 from graphunified_query.core.providers.cost import Usage, price_usd
 from graphunified_query.core.providers.llm_client import ContentResponse, LLMError
@@ -34,7 +37,12 @@ def _run_batch(client: ClaudeClient, full: dict[int, dict[str, Any]]) -> dict[in
     estimate = sum(price_usd(Usage(len(str(r)) // 4, r["max_tokens"]), client.price) for r in full.values())
     client.ledger.reserve(estimate * BATCH_DISCOUNT)
     api = client.raw.messages.batches
-    batch = api.create(requests=[{"custom_id": f"r{i}", "params": r} for i, r in full.items()])
+    # `full_request` builds exactly the Messages API body; it is a plain dict because the same shape
+    # also serves the OpenAI-compatible client and the cache key.
+    requests = [
+        Request(custom_id=f"r{i}", params=cast(MessageCreateParamsNonStreaming, r)) for i, r in full.items()
+    ]
+    batch = api.create(requests=requests)
     while batch.processing_status != "ended":
         time.sleep(client.settings.batch_poll_seconds)
         batch = api.retrieve(batch.id)
