@@ -97,7 +97,7 @@ class ClaudeClient(CachedLLMClient[ClaudeResponse]):
             return super().create_each(requests)
         from graphunified_query.core.providers.claude_batches import create_batched
 
-        return create_batched(self, requests)  # type: ignore[return-value]  # store() makes ClaudeResponses
+        return create_batched(self, requests)
 
     @property
     def raw(self) -> anthropic.Anthropic:

@@ -13,17 +13,17 @@ from anthropic.types.message_create_params import MessageCreateParamsNonStreamin
 from anthropic.types.messages.batch_create_params import Request
 
 from graphunified_query.core.providers.cost import Usage, price_usd
-from graphunified_query.core.providers.llm_client import ContentResponse, LLMError
+from graphunified_query.core.providers.llm_client import LLMError
 
 if TYPE_CHECKING:
-    from graphunified_query.core.providers.claude import ClaudeClient
+    from graphunified_query.core.providers.claude import ClaudeClient, ClaudeResponse
 
 BATCH_DISCOUNT = 0.5
 
 
-def create_batched(client: ClaudeClient, requests: list[dict[str, Any]]) -> list[ContentResponse | Exception]:
+def create_batched(client: ClaudeClient, requests: list[dict[str, Any]]) -> list[ClaudeResponse | Exception]:
     """Each request's response or the `LLMError` that ended it, in request order."""
-    responses: list[ContentResponse | Exception | None] = [client.cached(**kwargs) for kwargs in requests]
+    responses: list[ClaudeResponse | Exception | None] = [client.cached(**kwargs) for kwargs in requests]
     pending = [i for i, response in enumerate(responses) if response is None]
     if pending:
         for i, response in _run_batch(
@@ -33,7 +33,7 @@ def create_batched(client: ClaudeClient, requests: list[dict[str, Any]]) -> list
     return [r for r in responses if r is not None]
 
 
-def _run_batch(client: ClaudeClient, full: dict[int, dict[str, Any]]) -> dict[int, ContentResponse | None]:
+def _run_batch(client: ClaudeClient, full: dict[int, dict[str, Any]]) -> dict[int, ClaudeResponse | None]:
     estimate = sum(price_usd(Usage(len(str(r)) // 4, r["max_tokens"]), client.price) for r in full.values())
     client.ledger.reserve(estimate * BATCH_DISCOUNT)
     api = client.raw.messages.batches
@@ -46,7 +46,7 @@ def _run_batch(client: ClaudeClient, full: dict[int, dict[str, Any]]) -> dict[in
     while batch.processing_status != "ended":
         time.sleep(client.settings.batch_poll_seconds)
         batch = api.retrieve(batch.id)
-    results: dict[int, ContentResponse | None] = dict.fromkeys(full)
+    results: dict[int, ClaudeResponse | None] = dict.fromkeys(full)
     for item in api.results(batch.id):
         index = int(item.custom_id[1:])
         if item.result.type != "succeeded":
