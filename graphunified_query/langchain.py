@@ -86,7 +86,7 @@ def as_langchain(
 def _retriever(target: Any) -> Retriever:
     if not callable(getattr(target, "retrieve", None)):
         raise TypeError(f"as_langchain takes a QueryEngine or a Retriever, not {type(target).__name__}")
-    return target  # type: ignore[no-any-return]
+    return target
 
 
 def _documents(response: Any) -> list[Document]:

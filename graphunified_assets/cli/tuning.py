@@ -20,7 +20,7 @@ COMMANDS = ("tune", "extraction-report")
 GOLD_SHOWN = "tests/fixtures/extraction_gold of the repository"  # the absolute path differs by machine
 
 
-def add_parsers(commands: argparse._SubParsersAction) -> tuple[str, ...]:  # type: ignore[type-arg]
+def add_parsers(commands: argparse._SubParsersAction) -> tuple[str, ...]:
     tune = commands.add_parser(
         "tune",
         help="propose domain-tuned extraction prompts and types (writes <home>/settings.tuned.yaml)",

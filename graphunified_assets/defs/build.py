@@ -63,12 +63,23 @@ ASSET_MODULES = (
 )
 
 
+def _module_assets() -> list[dg.AssetsDefinition]:
+    """The assets ASSET_MODULES declare, all ``@asset`` definitions: `with_owners` handles those
+    and specs, not source or cacheable assets."""
+    found = dg.load_assets_from_modules(ASSET_MODULES)
+    assets = [a for a in found if isinstance(a, dg.AssetsDefinition)]
+    if len(assets) != len(found):
+        odd = sorted({type(a).__name__ for a in found if not isinstance(a, dg.AssetsDefinition)})
+        raise TypeError(f"ASSET_MODULES declare {', '.join(odd)}; only @asset definitions are expected")
+    return assets
+
+
 def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:
     settings = resource.settings
     # Every process that loads the code location (CLI, code server, run workers) logs alike.
     configure_logging(settings.logging)
     return dg.Definitions(
-        assets=with_owners([raw_documents.raw_documents, *dg.load_assets_from_modules(ASSET_MODULES)]),
+        assets=with_owners([raw_documents.raw_documents, *_module_assets()]),
         asset_checks=dg.load_asset_checks_from_modules(ASSET_MODULES),
         jobs=[index_documents_job, refresh_indexes_job],
         sensors=[new_documents_sensor, global_automation],

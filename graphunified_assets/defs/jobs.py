@@ -10,7 +10,7 @@ INDEX_DOCUMENTS = "index_documents"
 REFRESH_INDEXES = "refresh_indexes"
 # Dagster prints run logs to the console only through loggers named in the run config; this
 # names `console` with its defaults (Dagster's colored logger, or JSON lines: graphunified_assets.ops.logs).
-CONSOLE_LOGS = {"loggers": {"console": {}}}
+CONSOLE_LOGS: dict[str, dict[str, dict[str, object]]] = {"loggers": {"console": {}}}
 
 # Partitioned by documents: Dagster infers it from the selected assets.
 index_documents_job = dg.define_asset_job(

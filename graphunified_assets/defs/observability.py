@@ -13,6 +13,9 @@ import dagster as dg
 
 from graphunified_query.core.providers.embedding_usage import METER, OUTSIDE
 
+# A materialization's metadata: a subset of what dg.MaterializeResult accepts (its alias is private).
+Metadata = dict[str, dg.MetadataValue | str | int | float]
+
 LLM_FIELDS = (
     "llm_calls",
     "llm_cached_calls",

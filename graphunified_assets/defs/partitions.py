@@ -8,7 +8,8 @@ import dagster as dg
 
 from graphunified_assets.defs.catalog import deliberate_beta
 
-documents_partitions = dg.DynamicPartitionsDefinition(name="documents")
+DOCUMENTS_PARTITIONS = "documents"  # their name, which the instance's partition calls take
+documents_partitions = dg.DynamicPartitionsDefinition(name=DOCUMENTS_PARTITIONS)
 
 # Per-document assets run many partitions in one run: Dagster would otherwise start one run
 # (a process, seconds of overhead) per document, which would dominate indexing time.

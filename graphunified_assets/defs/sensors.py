@@ -14,7 +14,7 @@ from graphunified_assets.defs.jobs import (
     index_documents_job,
     refresh_indexes_job,
 )
-from graphunified_assets.defs.partitions import documents_partitions
+from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, documents_partitions
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.chunking import chunking_key
 from graphunified_assets.lib.ingest.index_state import IndexState
@@ -48,7 +48,7 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
         context.log.error(problem)
         return dg.SensorResult(skip_reason=problem)
     scan = scan_input(graphunified.input_path)
-    live = list(context.instance.get_dynamic_partitions(documents_partitions.name))
+    live = list(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
     hashes = {k: d.content_hash for k, d in scan.documents.items()}
     plan = plan_update(
         hashes,

@@ -9,16 +9,17 @@ import os
 import shutil
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
 from graphunified_assets.defs.assets.raw_documents import observations
 from graphunified_assets.defs.build import build_definitions
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
-from graphunified_assets.defs.partitions import documents_partitions
+from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.defs.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
 from graphunified_assets.lib.extraction.cache_purge import purge_removed
@@ -137,7 +138,7 @@ def _index(
     state.replace_failures("scan", [(p.source, p.reason) for p in scan.problems])
     if refresh:
         state.retry_parse_failures()  # after an upgrade a parser may read what it could not
-    live = list(instance.get_dynamic_partitions(documents_partitions.name))
+    live = list(instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
     plan = plan_update(
         {k: d.content_hash for k, d in scan.documents.items()},
         state.indexed_hashes(),
@@ -171,10 +172,10 @@ def _index(
     if refresh or _global_outputs_missing(layout):
         layout.refresh_pending.touch()  # before any change: a crash from here on redoes the refresh
     if plan.new:
-        instance.add_dynamic_partitions(documents_partitions.name, list(plan.new))
+        instance.add_dynamic_partitions(DOCUMENTS_PARTITIONS, list(plan.new))
     for key in plan.removed:
         if key in live:
-            instance.delete_dynamic_partition(documents_partitions.name, key)
+            instance.delete_dynamic_partition(DOCUMENTS_PARTITIONS, key)
     hashes = {k: d.content_hash for k, d in scan.documents.items()}
     for observation in observations({k: hashes[k] for k in plan.pending}):
         instance.report_runless_asset_event(observation)
@@ -236,8 +237,10 @@ def run_in_child(
         raise RuntimeError(f"{error}{runs}; re-run `index`: finished documents are not redone") from None
 
 
-def execute_job(fields: dict[str, object], job_name: str, tags: dict[str, str]) -> str:
-    """The child's side of `run_in_child`: resource, definitions and instance rebuilt from plain data."""
+def execute_job(fields: Mapping[str, Any], job_name: str, tags: dict[str, str]) -> str:
+    """The child's side of `run_in_child`: resource, definitions and instance rebuilt from plain data.
+
+    ``fields`` are the resource's own, read off its ``model_fields``: a new field travels unlisted."""
     warnings.filterwarnings("ignore", category=dg.BetaWarning)  # as the CLI does: BackfillPolicy is beta
     resource = GraphUnifiedResource(**fields)
     return run_job(build_definitions(resource), job_name, prepare_instance(resource), tags)

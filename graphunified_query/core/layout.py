@@ -7,6 +7,7 @@ Parquet file per document partition; global tables are one Parquet file each.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ class HomeLayout:
     home: Path
 
     @classmethod
-    def at(cls, home: Path | str) -> HomeLayout:
+    def at(cls, home: str | os.PathLike[str]) -> HomeLayout:
         return cls(Path(home).resolve())
 
     @property

@@ -29,7 +29,7 @@ def rank(level: str | None) -> int:
     """Position of a level in LEVELS; a missing level is low, an unknown one high (fail closed)."""
     if level is None or level == "":
         return 0
-    return LEVELS.index(level) if level in LEVELS else len(LEVELS) - 1  # type: ignore[arg-type]
+    return LEVELS.index(level) if level in LEVELS else len(LEVELS) - 1
 
 
 def highest(levels: Iterable[str | None]) -> RiskLevel:

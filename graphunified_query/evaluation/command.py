@@ -89,11 +89,14 @@ def run_eval(options: EvalOptions) -> dict[str, Any]:
     echo = _index_line if options.progress else None
     indexed = ensure_index(dataset, home, replace_input=options.replace_input, echo=echo)
     engine = QueryEngine.open(home)
-    if options.judge and (engine.llm is None or not options.generate):
-        raise ValueError(
-            "--judge compares generated answers with the configured LLM: add --generate and set "
-            f"llm.provider (or {ANTHROPIC_KEY})"
-        )
+    judge: PairwiseJudge | None = None
+    if options.judge:
+        if engine.llm is None or not options.generate:
+            raise ValueError(
+                "--judge compares generated answers with the configured LLM: add --generate and set "
+                f"llm.provider (or {ANTHROPIC_KEY})"
+            )
+        judge = PairwiseJudge(engine.llm)
     runs = run_questions(
         engine,
         dataset.questions,
@@ -119,8 +122,8 @@ def run_eval(options: EvalOptions) -> dict[str, Any]:
     routers = router_figures(engine, dataset.questions, runs)
     if routers:  # rule, learned (cross-validated), best single, oracle; `auto` figures when it ran
         results["router"] = results.get("router", {}) | routers
-    if options.judge:
-        results["judge"] = _judge(engine, dataset.questions, runs, options.judge)
+    if judge is not None and options.judge:
+        results["judge"] = _judge(judge, dataset.questions, runs, options.judge)
     out = options.out or home / "eval"
     results["outputs"] = [str(p) for p in write_outputs(out, results, runs, options.ks)]
     return results
@@ -130,8 +133,7 @@ def _index_line(line: str) -> None:
     print(f"index | {line}", file=sys.stderr, flush=True)
 
 
-def _judge(engine: QueryEngine, questions: Any, runs: Any, pair: tuple[str, str]) -> dict[str, Any]:
-    judge = PairwiseJudge(engine.llm)
+def _judge(judge: PairwiseJudge, questions: Any, runs: Any, pair: tuple[str, str]) -> dict[str, Any]:
     a, b = pair
     scores = [
         judge.compare(q.question, run_a.answer or "", run_b.answer or "")

@@ -134,14 +134,20 @@ def plots(out: Path, results: Mapping[str, Any], ks: Sequence[int]) -> list[Path
     written.append(_save(figure, out / "recall_at_k.png"))
 
     figure, axes = plt.subplots(figsize=(9, 4.5))
-    xs = range(len(names))
+    positions = range(len(names))
     axes.bar(
-        [x - 0.2 for x in xs], [strategies[s]["retrieval_latency_p50_ms"] for s in names], 0.4, label="p50"
+        [x - 0.2 for x in positions],
+        [strategies[s]["retrieval_latency_p50_ms"] for s in names],
+        0.4,
+        label="p50",
     )
     axes.bar(
-        [x + 0.2 for x in xs], [strategies[s]["retrieval_latency_p95_ms"] for s in names], 0.4, label="p95"
+        [x + 0.2 for x in positions],
+        [strategies[s]["retrieval_latency_p95_ms"] for s in names],
+        0.4,
+        label="p95",
     )
-    axes.set_xticks(list(xs), names, rotation=20)
+    axes.set_xticks(list(positions), names, rotation=20)
     axes.set_ylabel("Retrieval latency (ms)")
     axes.set_title("Latency per strategy")
     axes.legend()

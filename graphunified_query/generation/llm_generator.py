@@ -67,7 +67,7 @@ class LLMGenerator:
             messages=[{"role": "user", "content": user_message(question, contexts, template)}],
             max_tokens=max_tokens or self.settings.answer_max_tokens,
             temperature=temperature,
-            **({"model": model} if model else {}),
+            model=model or None,  # unset: the LLM's own model
         )
         text = response.text.strip()
         # This call's own bill, as the ledger records it: a cache hit is free and not a call. Read

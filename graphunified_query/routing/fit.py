@@ -18,6 +18,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from statistics import fmean
 
 import numpy as np
@@ -114,10 +115,7 @@ def choose_c(x: np.ndarray, examples: Sequence[Labelled], k: int = FOLDS) -> flo
     if len(examples) < 2:
         return 1.0
     scores = {
-        c: fmean(
-            s.recall for s in cross_validate(x, examples, lambda xs, es, c=c: fit_logistic(xs, es, c), k)
-        )
-        for c in C_GRID
+        c: fmean(s.recall for s in cross_validate(x, examples, partial(fit_logistic, c=c), k)) for c in C_GRID
     }
     return max(C_GRID, key=lambda c: (round(scores[c], 9), -c))
 

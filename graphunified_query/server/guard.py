@@ -201,8 +201,8 @@ def _finite_json(send: Send) -> Send:
         body = b"".join(parts)
         if b"NaN" in body or b"Infinity" in body:
             body = _without_non_finite(body)
-        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-        await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+        kept = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        await send({**start, "headers": [*kept, (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
 
     return wrapped

@@ -23,7 +23,7 @@ import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -82,7 +82,7 @@ def mapped_table(
             pass  # a damaged cache file is rebuilt below
     built = build().combine_chunks()
 
-    def write(handle: object) -> None:
+    def write(handle: IO[bytes]) -> None:
         with pa.ipc.new_file(handle, built.schema) as writer:
             writer.write_table(built)
 
@@ -199,7 +199,7 @@ def _mapped_model(path: Path) -> str | None:
         return None
 
 
-def _write(path: Path, write: Callable[[object], None]) -> None:
+def _write(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     """Written under a temporary name, then renamed; a reader trusts it only once its sidecar
     (written after) exists, so a killed writer leaves nothing that looks whole."""
     path.parent.mkdir(parents=True, exist_ok=True)

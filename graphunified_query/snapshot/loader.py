@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -135,7 +136,7 @@ def _read(generation: PublishedFiles) -> Snapshot:
             tables[name] = (rows, DenseIndex.empty(dimension))
             continue
         lists_path = generation.index_path(ivf_file(vector_table))
-        lists = index_file(lambda p=lists_path, ids=ids: ivf.load(p, ids), lists_path, hint)
+        lists = index_file(partial(ivf.load, ids=ids), lists_path, hint)
         matrix, vector_model = mapped_vectors(cache, lance, vector_table, ids, lists)
         if vector_model != model:
             raise StoreError(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,7 @@ class KeywordIndex:
     idf: dict[str, float]
 
     @classmethod
-    def of(cls, relationships: Sequence[dict[str, Any]]) -> KeywordIndex:
+    def of(cls, relationships: Sequence[Mapping[str, Any]]) -> KeywordIndex:
         rows: dict[str, set[int]] = defaultdict(set)
         for i, rel in enumerate(relationships):
             for word in _words(rel.get("keywords") or ()):  # homes built before keywords: none

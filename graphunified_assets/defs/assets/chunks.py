@@ -29,6 +29,7 @@ def chunks(
     tokenizer = load_tokenizer()
     rows: list[dict[str, object]] = []
     risk_levels: Counter[str] = Counter()
+    tokens = 0
     for document in documents.to_pylist():
         sections = [(tuple(s["path"]), s["start"], s["end"]) for s in json.loads(document["sections"])]
         pieces = chunk_text(
@@ -45,6 +46,7 @@ def chunks(
         )
         for piece, risk in zip(pieces, risks, strict=True):
             risk_levels[risk.level] += 1
+            tokens += piece.n_tokens
             digest = text_hash(piece.text)
             chunk_id = text_hash(f"{document['id']}\x00{piece.index}\x00{digest}")
             rows.append(
@@ -71,7 +73,6 @@ def chunks(
     IndexState(graphunified.layout.index_state).mark_chunked(
         documents.column("id").to_pylist(), chunking_key(settings)
     )
-    tokens = sum(r["n_tokens"] for r in rows)  # type: ignore[misc]
     context.add_output_metadata(
         {
             **numeric(

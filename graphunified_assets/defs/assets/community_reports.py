@@ -6,7 +6,7 @@ import pyarrow.compute as pc
 
 from graphunified_assets.defs.catalog import logic_version
 from graphunified_assets.defs.failure_metadata import failure_metadata
-from graphunified_assets.defs.observability import llm_usage, stage_timing
+from graphunified_assets.defs.observability import Metadata, llm_usage, stage_timing
 from graphunified_assets.defs.partitions import after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.index_state import IndexState
@@ -65,7 +65,7 @@ def community_reports(
     # the next run that rebuilds reports asks Claude again; until then `status` lists it.
     failed = dict(failure.partition(": ")[::2] for failure in build.failures)
     IndexState(layout.index_state).replace_failures(STAGE, failed.items())
-    metadata: dict[str, object] = {
+    metadata: Metadata = {
         **failure_metadata(failed, label="report"),
         "rows": build.table.num_rows,
         "generated": build.generated,

@@ -68,11 +68,20 @@ def chunk_embeddings(
         }
     )
     if not failed:
-        vectors = np.vstack(rows) if rows else np.zeros((0, embedder.dimension), dtype=np.float32)
-        return embeddings_table(chunks, vectors, embedder.model_name)
-    vectors = np.vstack([rows[i] for i in kept]) if kept else np.zeros((0, 1), dtype=np.float32)
+        return embeddings_table(chunks, _stacked(rows, embedder.dimension), embedder.model_name)
+    vectors = _stacked([rows[i] for i in kept], 1)
     table = embeddings_table(chunks.take(pa.array(kept, pa.int64())), vectors, embedder.model_name)
     return without_partitions(table, failed)
+
+
+def _stacked(rows: list[np.ndarray | None], dimension: int) -> np.ndarray:
+    """The rows as one matrix; every one was embedded (a failed document's rows are left out first)."""
+    vectors = [row for row in rows if row is not None]
+    if len(vectors) != len(rows):
+        raise RuntimeError(
+            f"{len(rows) - len(vectors)} chunk(s) of documents that did not fail have no vector"
+        )
+    return np.vstack(vectors) if vectors else np.zeros((0, dimension), dtype=np.float32)
 
 
 def _embed_slice(

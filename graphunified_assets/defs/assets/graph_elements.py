@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.defs.observability import llm_usage, markdown_table, numeric, stage_timing
-from graphunified_assets.defs.partitions import after_documents_change, documents_partitions
+from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
@@ -46,7 +46,7 @@ def graph_elements(
     context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, extractions: pa.Table
 ):
     """Resolve every chunk's mentions into one entity per real-world thing, then aggregate."""
-    live = pa.array(sorted(context.instance.get_dynamic_partitions(documents_partitions.name)), pa.string())
+    live = pa.array(sorted(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS)), pa.string())
     # Decoded to Python a slice at a time: every row of the corpus at once took ~0.4 GB more.
     rows = ExtractionRows(extractions.filter(pc.is_in(extractions.column("document_id"), live)))
     # Name neighbours for resolution (cached) come from the first model: its cosine threshold.
@@ -77,6 +77,10 @@ def graph_elements(
     types = (
         pc.value_counts(elements.entities.column("type")).to_pylist() if elements.entities.num_rows else []
     )
+    # value_counts' {values, counts} structs, the most frequent type first
+    type_counts: list[tuple[str, int]] = sorted(
+        ((t["values"], t["counts"]) for t in types), key=lambda r: -r[1]
+    )
     timing = stage_timing()  # one step builds all three tables
     yield dg.MaterializeResult(
         asset_key=ENTITIES,
@@ -91,9 +95,7 @@ def graph_elements(
                 }
             ),
             "merges": markdown_table(["rule", "mentions merged"], sorted(elements.merges.items())),
-            "types": markdown_table(
-                ["type", "entities"], sorted(((t["values"], t["counts"]) for t in types), key=lambda r: -r[1])
-            ),
+            "types": markdown_table(["type", "entities"], type_counts),
             **llm_usage(getattr(summarizer, "client", None)),
             **timing,
         },

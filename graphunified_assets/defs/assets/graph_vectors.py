@@ -21,7 +21,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.defs.observability import stage_timing
+from graphunified_assets.defs.observability import Metadata, stage_timing
 from graphunified_assets.defs.partitions import after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.vectors import ivf_update
@@ -73,7 +73,7 @@ def graph_vectors(
     embedder = graphunified.embedder()
     keyword_weight = graphunified.settings.graph.relationship_keyword_weight  # LightRAG's keywords
     db = lancedb.connect(str(graphunified.layout.lancedb))
-    metadata: dict[str, object] = {"model": embedder.model_name}
+    metadata: Metadata = {"model": embedder.model_name}
     calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
     composed_entities = graphunified.settings.graph.composed_entity_vectors
     vectorizer = _Vectorizer(embedder, keyword_weight=keyword_weight, composed_entities=composed_entities)
@@ -309,7 +309,7 @@ def _updated_lists(
 
 def _stored_matrix(db: lancedb.DBConnection, target: str, table: pa.Table) -> np.ndarray:
     """Every stored vector of ``target`` in ``table``'s row order (the inverted lists' order)."""
-    return aligned_matrix(stored_rows(db, target, ["id", "vector"]), table.column("id"))  # type: ignore[arg-type]
+    return aligned_matrix(stored_rows(db, target, ["id", "vector"]), table.column("id"))
 
 
 def _batch(ids: pa.Array, texts: list[str], vectors: np.ndarray, model: str) -> pa.RecordBatch:

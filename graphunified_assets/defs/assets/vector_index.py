@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.defs.observability import stage_timing
-from graphunified_assets.defs.partitions import after_documents_change, documents_partitions
+from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.pruning import prune_partition_files
 from graphunified_assets.ops.partition_reads import read_live
@@ -27,7 +27,7 @@ def chunk_vectors(
 ) -> dg.MaterializeResult:
     """LanceDB table of every chunk's vector with its text; removed documents are pruned."""
     layout = graphunified.layout
-    live = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+    live = set(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
     pruned = prune_partition_files(layout, PER_DOCUMENT_TABLES, live)
     chunks = chunks.filter(pc.is_in(chunks.column("document_id"), pa.array(sorted(live), pa.string())))
     models = set(chunk_embeddings.column("model").to_pylist())
@@ -106,7 +106,7 @@ def one_embedding_model(
 
 def _live(context: dg.AssetCheckExecutionContext) -> list[str]:
     # Read through the consolidated copies: a glob over 12.6K files took seconds per check.
-    return context.instance.get_dynamic_partitions(documents_partitions.name)
+    return context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS)
 
 
 def _attach_vectors(chunks: pa.Table, embeddings: pa.Table) -> pa.Table:

@@ -90,7 +90,7 @@ class OfflineExtractor:
             text = trim(sent.text, _SENTENCE_CHARS)
             found = self._sentence_entities(sent, short_forms)
             aliases = {t.i: antecedent for t in sent if t.lower_ in _PRONOUNS} if antecedent else {}
-            if aliases and "PERSON" in self.entity_types:
+            if antecedent and aliases and "PERSON" in self.entity_types:
                 first_pronoun = doc[min(aliases)]
                 if all(key != (antecedent, "PERSON") for key, _ in found):
                     found.append(((antecedent, "PERSON"), first_pronoun))
@@ -228,7 +228,7 @@ def _title_type(doc: Doc, name: str, entity_types: frozenset[str] | set[str] | t
     """The NER type of the title when spaCy tagged it somewhere in the passage, else CONCEPT."""
     for ent in doc.ents:
         type_ = LABEL_TO_TYPE.get(ent.label_)
-        if clean_name(ent.text).lower() == name.lower() and type_ in entity_types:
+        if type_ is not None and type_ in entity_types and clean_name(ent.text).lower() == name.lower():
             return type_
     return "CONCEPT"
 

@@ -17,7 +17,7 @@ from graphunified_assets.lib.extraction.tool_turns import TOOL_NAME
 
 RESPONSES_DIR = "claude_responses"
 Content = list[dict[str, Any]]
-_EMPTY = {"entities": [], "relationships": [], "facts": []}
+_EMPTY: dict[str, list[Any]] = {"entities": [], "relationships": [], "facts": []}
 
 
 def recorded_responder(gold_folder: Path = DEFAULT_GOLD) -> Callable[[dict[str, Any]], Content]:

@@ -73,7 +73,7 @@ def build_graph_elements(
         degree[source] += 1
         degree[target] += 1
     if embed is not None and summarize is None:
-        fragment_lists = [e.descriptions for e in resolution.entities]
+        fragment_lists: list[Sequence[str]] = [e.descriptions for e in resolution.entities]
         fragment_lists += [edge.descriptions for edge in edges.values()]
         embed = _prefetched(embed, [f for f in fragment_lists if len(f) > summarize_above])
         del fragment_lists  # would keep every edge's descriptions after the edge is freed

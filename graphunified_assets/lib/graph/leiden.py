@@ -130,6 +130,7 @@ class _Run:
 
     def __post_init__(self) -> None:
         previous = self.previous or Clustering({}, {})
+        self.previous_paths: Mapping[str, tuple[int, ...]] = previous.paths  # empty on a cold build
         self.previous_members = previous.members()
         changed = {n for n, sig in self.signatures.items() if previous.edge_signatures.get(n) != sig}
         self.changed = changed | (set(previous.edge_signatures) - set(self.signatures))
@@ -155,7 +156,7 @@ class _Run:
         inside = set(members)
         kept = {
             cluster: sorted(previous)
-            for cluster in {self.previous.paths[n][level] for n in members if self._has_level(n, level)}
+            for cluster in {self.previous_paths[n][level] for n in members if self._has_level(n, level)}
             if (previous := self.previous_members[(level, cluster)]) <= inside and not previous & self.changed
         }
         region = inside.difference(*map(set, kept.values()))
@@ -183,7 +184,7 @@ class _Run:
         return groups
 
     def _has_level(self, node: str, level: int) -> bool:
-        return self.previous is not None and len(self.previous.paths.get(node, ())) > level
+        return len(self.previous_paths.get(node, ())) > level
 
     def _strongest_tie(self, node: str, cluster_of: Mapping[str, int]) -> int | None:
         """A node whose every in-parent edge leaves the region joins the kept community it is most tied to."""

@@ -111,10 +111,12 @@ class PairMemory:
                     close[name] = [(j, s) for j, s in row if j not in gone]
             fresh = sorted(redo)
             # Only recomputed rows need vectors (from the embedding cache): a removal often needs none.
-            vectors = np.asarray(embed(list(labels)), dtype=np.float32) if fresh else None
+            vectors = (
+                np.asarray(embed(list(labels)), dtype=np.float32) if fresh else np.empty((0, 0), np.float32)
+            )
             for start in range(0, len(fresh), _ROWS):
                 rows = fresh[start : start + _ROWS]
-                sims = vectors[rows] @ vectors.T  # type: ignore[index]
+                sims = vectors[rows] @ vectors.T
                 self.work["embedding_rows"] += len(rows)
                 for r, i in enumerate(rows):
                     close[names[i]] = _top(sims[r], names, k, threshold)

@@ -49,7 +49,9 @@ def community_context(
         key=lambda r: (-r["weight"], r["source"], r["target"]),
     )
     budget = max_chars
-    kept_entities, kept_edges, sentences = [], [], []
+    kept_entities: list[Mapping[str, Any]] = []
+    kept_edges: list[Mapping[str, Any]] = []
+    sentences: list[str] = []
     for entity in members:
         budget -= len(entity["title"]) + len(entity["description"]) + 20
         if budget < 0 and kept_entities:

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from graphunified_assets.defs.assets.strategy_indexes import BM25_INDEX, PPR_GRAPH
 from graphunified_assets.defs.build import build_definitions
-from graphunified_assets.defs.partitions import documents_partitions
+from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, documents_partitions
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.defs.sensors import partition_range_tags
 from graphunified_assets.ops.indexing import prepare_instance, run_job
@@ -64,16 +64,16 @@ def build_indexes(
     instance = prepare_instance(resource)
     keys = tables[DOCUMENTS].column("id").to_pylist()
     wanted = set(keys)
-    for stale in instance.get_dynamic_partitions(documents_partitions.name):
+    for stale in instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS):
         if stale not in wanted:  # left by an earlier home in the same place; its tables are gone
-            instance.delete_dynamic_partition(documents_partitions.name, stale)
-    instance.add_dynamic_partitions(documents_partitions.name, keys)
+            instance.delete_dynamic_partition(DOCUMENTS_PARTITIONS, stale)
+    instance.add_dynamic_partitions(DOCUMENTS_PARTITIONS, keys)
     for name in IMPORTED_TABLES:
         # Materializations the UI can show, though no run produced them; no per-document events,
         # which would cost one instance write per document.
         metadata = {"rows": tables[name].num_rows, "imported_from": dg.MetadataValue.path(str(source))}
         instance.report_runless_asset_event(dg.AssetMaterialization(name, metadata=metadata))
-    live = instance.get_dynamic_partitions(documents_partitions.name)
+    live = instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS)
     echo(f"embedding {tables[CHUNKS].num_rows} text units of {len(live)} documents")
     run_ids = [_run(defs, EMBEDDINGS_JOB, instance, partition_range_tags(live[0], live[-1]))]
     echo("building the query indexes")

@@ -78,12 +78,11 @@ def build(
     lists = max(1, round(LISTS_PER_SQRT_ROWS * count**0.5))
     rng = np.random.default_rng(seed)
     sample = matrix[rng.choice(count, min(count, TRAINING_ROWS), replace=False)]
-    warm = (
+    if (
         previous is not None
         and previous.centroids.shape[1] == matrix.shape[1]
         and len(previous.centroids) > 0
-    )
-    if warm:
+    ):
         centroids = _resized(previous, lists, sample, rng)
         iterations = WARM_ITERATIONS
     else:

@@ -34,6 +34,7 @@ BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
 # Sampling parameters left the SDK's signature in anthropic 1.0 but are still valid on the wire
 # for the models priced in settings; the SDK's migration guide routes them through extra_body.
 _BODY_ONLY = ("temperature",)
+_RETRIED: tuple[type[Exception], ...] = (anthropic.APIError, *UNREADABLE_RESPONSE)  # judged by is_retryable
 log = logging.getLogger(__name__)
 
 
@@ -98,7 +99,7 @@ class ClaudeClient(CachedLLMClient[ClaudeResponse]):
             return super().create_each(requests)
         from graphunified_query.core.providers.claude_batches import create_batched
 
-        return create_batched(self, requests)  # type: ignore[return-value]  # store() makes ClaudeResponses
+        return create_batched(self, requests)
 
     @property
     def raw(self) -> anthropic.Anthropic:
@@ -137,7 +138,7 @@ class ClaudeClient(CachedLLMClient[ClaudeResponse]):
             self._limiter.acquire(prompt_tokens)  # input tokens: output is bounded by max_tokens
             try:
                 return self._client.messages.create(**arguments, extra_body=extra_body or None)
-            except (anthropic.APIError, *UNREADABLE_RESPONSE) as error:
+            except _RETRIED as error:
                 reason = describe(error, secret=self._secret)
                 if not is_retryable(error):
                     raise LLMError(f"Claude refused the request: {reason}") from None

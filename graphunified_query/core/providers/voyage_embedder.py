@@ -84,7 +84,7 @@ class VoyageEmbedder:
         return f"VoyageEmbedder(model={self.model_name!r})"
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
-        rows: list[list[float]] = []
+        rows: list[Sequence[float]] = []
         for batch in _batches(list(texts), self.batch_size):
             rows.extend(self._embed_batch(batch, kind))
         if not rows:
@@ -93,11 +93,12 @@ class VoyageEmbedder:
         self.dimension = vectors.shape[1]
         return vectors
 
-    def _embed_batch(self, batch: list[str], kind: EmbeddingKind) -> list[list[float]]:
+    def _embed_batch(self, batch: list[str], kind: EmbeddingKind) -> Sequence[Sequence[float]]:
         # Voyage rejects empty strings; a single space embeds as "nothing".
         inputs = [text if text.strip() else " " for text in batch]
 
-        def embed_all() -> list[list[float]]:
+        # The SDK types its result as float or int lists (int: quantized output types, not asked here).
+        def embed_all() -> Sequence[Sequence[float]]:
             embeddings = self._client.embed(
                 inputs, model=self.model_name, input_type=kind, truncation=True
             ).embeddings

@@ -11,7 +11,7 @@ import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeGuard, Union, get_args, get_origin
 
 import annotated_types as at
 import yaml
@@ -205,8 +205,8 @@ def _constraints(field: FieldInfo) -> str:
         for kind, attr, symbol in _BOUNDS:
             if isinstance(item, kind):
                 parts.append(f"{symbol} {getattr(item, attr)}")
-        for kind, attr, template in _LENGTHS:
-            if isinstance(item, kind):
+        for length, attr, template in _LENGTHS:
+            if isinstance(item, length):
                 parts.append(template.format(getattr(item, attr)))
     return ", ".join(parts)
 
@@ -235,7 +235,7 @@ def _doc_text(model: type[BaseModel]) -> str:
     return " ".join(inspect.cleandoc(own).split()) if own else ""
 
 
-def _is_model(annotation: Any) -> bool:
+def _is_model(annotation: object) -> TypeGuard[type[BaseModel]]:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 

@@ -42,7 +42,8 @@ def _is_staging_leftover(name: str) -> bool:
 class PublishedFiles(Protocol):
     """One generation's files, local (`publication.Generation`) or remote (`RemoteGeneration`)."""
 
-    number: int
+    @property
+    def number(self) -> int: ...  # read-only: a generation's number never changes
 
     @property
     def published(self) -> bool: ...  # False: the live files of a home built before generations

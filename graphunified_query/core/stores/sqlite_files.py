@@ -39,14 +39,19 @@ def move_aside(path: Path, reason: object) -> str:
 
 
 def open_rebuildable(
-    path: Path, setup: Callable[[sqlite3.Connection], None], **connect: object
+    path: Path,
+    setup: Callable[[sqlite3.Connection], object],
+    *,
+    timeout: float = 5.0,
+    check_same_thread: bool = True,
 ) -> tuple[sqlite3.Connection, str | None]:
     """Connect and run ``setup`` (pragmas, schema); on damage move the file aside and start afresh.
 
-    Returns the connection and the warning when the file was replaced (also logged), else None.
+    ``timeout`` and ``check_same_thread`` are sqlite3.connect's (its defaults); ``setup``'s result
+    is ignored. Returns the connection and the warning when the file was replaced (also logged), else None.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, **connect)  # type: ignore[arg-type]
+    db = sqlite3.connect(path, timeout=timeout, check_same_thread=check_same_thread)
     try:
         setup(db)
         return db, None
@@ -56,7 +61,7 @@ def open_rebuildable(
             raise
         warning = move_aside(path, error)
     _log.warning(warning)
-    db = sqlite3.connect(path, **connect)  # type: ignore[arg-type]
+    db = sqlite3.connect(path, timeout=timeout, check_same_thread=check_same_thread)
     setup(db)
     return db, warning
 

@@ -7,7 +7,7 @@ embedding model (a Voyage outage, an index built without entity vectors).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,7 +39,7 @@ class FuzzyTitles:
     question that does name it.
     """
 
-    def __init__(self, entities: Sequence[dict[str, Any]]) -> None:
+    def __init__(self, entities: Sequence[Mapping[str, Any]]) -> None:
         keyed = [(i, name_key(e["title"])) for i, e in enumerate(entities)]
         kept = [(i, key) for i, key in keyed if key and len(key.split()) <= MAX_TITLE_WORDS]
         self.rows = [i for i, _ in kept]
