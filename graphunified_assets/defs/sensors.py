@@ -58,8 +58,8 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
         downstream_tables=DOWNSTREAM_TABLES,
         chunking=chunking_key(graphunified.settings.chunking),
     )
-    for problem in scan.problems:
-        context.log.warning(f"{problem.source}: {problem.reason}")
+    for issue in scan.problems:
+        context.log.warning(f"{issue.source}: {issue.reason}")
     # Run keys name the content, so a tick that sees the same pending work (its run still going)
     # requests nothing new, while an edited document gets a fresh run.
     requests = [

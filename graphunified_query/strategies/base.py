@@ -44,7 +44,9 @@ class Retriever(Protocol):
     strategy's `StrategyParams`), or None for the parameters it was built with (``.params``)."""
 
     name: str
-    params: StrategyParams
+
+    @property
+    def params(self) -> StrategyParams: ...  # read-only: each retriever narrows it to its own model
 
     def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval: ...
 
@@ -101,7 +103,8 @@ class WithinDocuments:
         self.params: StrategyParams = retriever.params
 
     def retrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
-        return self.retriever.retrieve_within(query, top_k, params, self.document_ids)  # type: ignore[no-any-return]
+        found: Retrieval = self.retriever.retrieve_within(query, top_k, params, self.document_ids)
+        return found
 
     async def aretrieve(self, query: str, top_k: int = 10, params: StrategyParams | None = None) -> Retrieval:
         return await asyncio.to_thread(self.retrieve, query, top_k, params)

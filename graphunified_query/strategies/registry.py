@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from graphunified_query.strategies.base import Retriever, RetrieverContext
 from graphunified_query.strategies.composable.graph import GraphDFSParams, GraphParams, GraphRetriever
@@ -37,7 +37,8 @@ class Strategy:
     name: str
     # The retriever, built with its parameters (the engine passes settings over defaults): what a
     # call without parameters of its own uses, and what `get_stats` reports.
-    build: Callable[[RetrieverContext, StrategyParams], Retriever]
+    # Each factory takes its own strategy's model (`params`), which the registry validated.
+    build: Callable[[RetrieverContext, Any], Retriever]
     params: type[StrategyParams]
     tier: Tier
     summary: str

