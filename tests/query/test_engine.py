@@ -14,7 +14,7 @@ from graphunified_query.core.settings.model import LLMSettings
 from graphunified_query.engine.query_engine import QueryEngine
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
 
-KEYS = {"answer", "strategy", "contexts", "metadata"}
+KEYS = {"answer", "strategy", "contexts", "expanded_contexts", "metadata"}
 CONTEXT_KEYS = {"text", "score", "source", "chunk_id", "document_id", "metadata"}
 METADATA_KEYS = {
     "strategy",
