@@ -134,3 +134,16 @@ def test_pairwise_judge_cancels_position_bias_and_counts_wins() -> None:
         "empowerment": 50.0,
         "overall": 50.0,
     }
+
+
+def test_eval_times_every_run_afresh_with_the_result_cache_off(engine: Any) -> None:
+    """`auto` routes a question to a strategy; that strategy asked next would be a result-cache hit
+    (timed at ~0.3 ms on 2Wiki): eval runs with the cache off, and puts it back on."""
+    from graphunified_query.evaluation.runner import run_questions
+
+    questions = load_dataset(TINY).questions[:2]
+    cache = engine.result_cache
+    before, enabled = len(cache), cache.enabled
+    runs = run_questions(engine, questions, ["auto", "hipporag", "naive"], ks=(5,), generate=False)
+    assert all(len(found) == len(questions) for found in runs.values())
+    assert len(cache) == before and cache.enabled == enabled  # nothing stored, the switch restored
