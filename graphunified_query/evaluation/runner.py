@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from graphunified_query.engine.query_engine import AUTO, QueryEngine, QueryRequest
 from graphunified_query.evaluation.dataset import Question
@@ -49,37 +50,27 @@ class QuestionRun:
     question: str = ""  # the question's text: train-router reads it from results.json
 
 
+_Run = TypeVar("_Run", bound=Callable[..., Any])
+
+
+def _without_result_cache(run: _Run) -> _Run:
+    """``run`` with the engine's result cache off, then back as it was: every run computes (the
+    strategy `auto` routed a question to, asked next, would be a cache hit timed at 0.3 ms)."""
+
+    @functools.wraps(run)
+    def wrapped(engine: QueryEngine, *args: Any, **kwargs: Any) -> Any:
+        cache = engine.result_cache
+        enabled, cache.enabled = cache.enabled, False
+        try:
+            return run(engine, *args, **kwargs)
+        finally:
+            cache.enabled = enabled
+
+    return cast(_Run, wrapped)
+
+
+@_without_result_cache
 def run_questions(
-    engine: QueryEngine,
-    questions: Sequence[Question],
-    strategies: Sequence[str],
-    *,
-    ks: Sequence[int],
-    generate: bool,
-    progress: Progress | None = None,
-    params: Mapping[str, Any] | None = None,
-    seed: int = 0,
-) -> dict[str, list[QuestionRun]]:
-    """`_run_questions` with the engine's result cache off: each run computes (the strategy `auto`
-    routed a question to, asked next, would otherwise be a cache hit timed at 0.3 ms)."""
-    cache = engine.result_cache
-    enabled, cache.enabled = cache.enabled, False
-    try:
-        return _run_questions(
-            engine,
-            questions,
-            strategies,
-            ks=ks,
-            generate=generate,
-            progress=progress,
-            params=params,
-            seed=seed,
-        )
-    finally:
-        cache.enabled = enabled
-
-
-def _run_questions(
     engine: QueryEngine,
     questions: Sequence[Question],
     strategies: Sequence[str],
