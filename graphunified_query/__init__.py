@@ -12,8 +12,9 @@ engine pulls numpy, pyarrow and the strategies; the LangChain adapter needs lang
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from graphunified_query.core.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from graphunified_query.core.settings.model import Settings, SettingsError, load_settings
@@ -93,13 +94,4 @@ __all__ = [  # the public names; the test checks they are exactly `_EXPORTS`' ke
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value  # later lookups skip this hook
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy_exports(globals(), _EXPORTS)
