@@ -17,6 +17,7 @@ from graphunified_assets.lib.graph.leiden import (
 )
 from graphunified_query.core.artifacts import COMMUNITIES, ENTITIES, RELATIONSHIPS
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
+from graphunified_query.core.tables import stamp_indexed_at
 
 CLUSTERING_STATE = "community_clustering"
 
@@ -72,7 +73,7 @@ def communities(
         entity_descriptions=dict(zip(entity_ids, entities.column("description").to_pylist(), strict=True)),
         previous_periods=previous_periods,
     )
-    write_table_atomic(path, table)
+    write_table_atomic(path, stamp_indexed_at(table))
     write_table_atomic(state_path, clustering_table(clustering))
     unchanged = len(set(previous_periods) & set(table.column("content_hash").to_pylist()))
     levels = table.group_by("level").aggregate([("level", "count")]).sort_by("level").to_pylist()

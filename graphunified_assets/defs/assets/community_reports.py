@@ -22,6 +22,7 @@ from graphunified_query.core.artifacts import (
     RELATIONSHIPS,
 )
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
+from graphunified_query.core.tables import stamp_indexed_at
 
 STAGE = "report"  # the failures table's stage for communities whose report fell back to extractive
 
@@ -58,7 +59,7 @@ def community_reports(
         concurrency=graphunified.settings.llm.concurrency if reporter is not extractive else 1,
         max_context_chars=graphunified.settings.graph.report_max_input_tokens * 4,
     )
-    write_table_atomic(path, build.table)
+    write_table_atomic(path, stamp_indexed_at(build.table))
     for failure in build.failures:
         context.log.warning(f"community report fell back to extractive: {failure}")
     # A fallback keeps the community searchable now, and is never reused as a Claude report, so

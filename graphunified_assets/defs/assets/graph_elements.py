@@ -18,6 +18,7 @@ from graphunified_query.core.embedding_models import uncalibrated_thresholds_war
 from graphunified_query.core.providers.fused_embedder import primary_embedder
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.stores.parquet import write_table_atomic
+from graphunified_query.core.tables import stamp_indexed_at
 
 PAIR_MEMORY = "resolution_pairs.json.gz"  # in the home's cache folder: deleting it costs one full resolution
 
@@ -72,7 +73,7 @@ def graph_elements(
         (RELATIONSHIPS, elements.relationships),
         (FACTS, elements.facts),
     ):
-        write_table_atomic(layout.table_path(name), table)
+        write_table_atomic(layout.table_path(name), stamp_indexed_at(table))
     merges = {f"merged_{rule}": count for rule, count in elements.merges.items()}
     types = (
         pc.value_counts(elements.entities.column("type")).to_pylist() if elements.entities.num_rows else []
