@@ -48,6 +48,8 @@ def communities(
     edges = list(
         zip(*(relationships.column(c).to_pylist() for c in ("source_id", "target_id", "weight")), strict=True)
     )
+    if not graphunified.builds(COMMUNITIES):  # no enabled strategy reads them: none, and no state
+        edges, previous_clustering = [], None
     parameters = LeidenParameters(
         settings.max_cluster_size, settings.max_level, settings.resolution, settings.seed
     )

@@ -41,6 +41,8 @@ def community_reports(
     """Claude reports when configured (validated, repaired once), else extractive ones."""
     layout = graphunified.layout
     communities = read_table(layout.table_path(COMMUNITIES))
+    if not graphunified.builds(COMMUNITY_REPORTS):  # no enabled strategy reads them: no model calls
+        communities = communities.schema.empty_table()
     path = layout.table_path(COMMUNITY_REPORTS)
     previous = read_table(path) if path.exists() else None
     largest = int(pc.max(communities.column("size")).as_py() or 1) if communities.num_rows else 1
