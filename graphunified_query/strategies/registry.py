@@ -66,14 +66,7 @@ STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
         Strategy("naive", NaiveRetriever, NaiveParams, "core", "cosine over chunk vectors", (), cost=0),
-        Strategy(
-            "hybrid",
-            HybridRetriever,
-            HybridParams,
-            "core",
-            "dense + BM25, weighted RRF",
-            cost=1,
-        ),
+        Strategy("hybrid", HybridRetriever, HybridParams, "core", "dense + BM25, weighted RRF", cost=1),
         Strategy(
             "graphrag_local",
             GraphRAGLocalRetriever,

@@ -12,7 +12,7 @@ import pytest
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops.indexing import index
 from graphunified_query.cli import main
-from graphunified_query.core.artifacts import BUILT_FOR_FILE
+from graphunified_query.core.artifacts import BUILT_FOR_FILE, READS
 from graphunified_query.core.indexes.bm25 import BM25Index
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
 from graphunified_query.core.layout import HomeLayout
@@ -41,6 +41,11 @@ def _with_enabled(engine: QueryEngine, enabled: list[str]) -> QueryEngine:
 
 def _routed(engine: QueryEngine) -> set[str]:
     return {engine.ask(q, "auto", retrieve_only=True).strategy for q in ROUTED}
+
+
+def test_what_strategies_read_is_declared_for_registered_strategies() -> None:
+    assert set(READS) <= set(names())  # a renamed strategy cannot leave its artifacts unbuilt
+    assert {n for n in names() if STRATEGIES[n].reads} == set(READS)
 
 
 def test_the_questions_reach_every_routed_strategy(engine: QueryEngine) -> None:
