@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import dagster as dg
+from build import steps_report  # bench/build.py: step times from the home's Dagster events
 
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops.indexing import index
@@ -68,7 +68,7 @@ def build(corpus: Path, enabled: list[str] | None) -> dict[str, object]:
         return {
             "label": "all" if enabled is None else ",".join(enabled),
             "seconds": round(seconds, 1),
-            "global_steps_s": _step_seconds(home / "dagster"),
+            "global_steps_s": {step: f["seconds"] for step, f in steps_report(home / "dagster").items()},
             "rows": {
                 t: read_table(layout.table_path(t)).num_rows for t in (COMMUNITIES, COMMUNITY_REPORTS, FACTS)
             },
@@ -77,23 +77,6 @@ def build(corpus: Path, enabled: list[str] | None) -> dict[str, object]:
         }
     finally:
         shutil.rmtree(home, ignore_errors=True)
-
-
-def _step_seconds(dagster_home: Path) -> dict[str, float]:
-    """Each step's wall time, from its start and success events, summed over the home's runs."""
-    started: dict[tuple[str, str], float] = {}
-    seconds: dict[str, float] = {}
-    with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
-        for kind in (dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS):
-            for record in instance.get_event_records(dg.EventRecordsFilter(event_type=kind)):
-                entry = record.event_log_entry
-                key = (entry.run_id, entry.step_key or "")
-                if kind == dg.DagsterEventType.STEP_START:
-                    started[key] = entry.timestamp
-                elif key in started:
-                    step = key[1]
-                    seconds[step] = round(seconds.get(step, 0.0) + entry.timestamp - started[key], 2)
-    return dict(sorted(seconds.items(), key=lambda item: -item[1]))
 
 
 def _median(values: list[float]) -> float:
