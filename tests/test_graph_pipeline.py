@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -17,6 +19,8 @@ from graphunified_query.core.indexes.bm25 import BM25Index
 from graphunified_query.core.indexes.manifest import read_manifest
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers import count_tokens
+from graphunified_query.core.tables import METADATA, TIMESTAMP
 from tests.fakes.anthropic_server import FakeAnthropicServer, cooccurrence_extraction, tool_use
 from tests.fakes.voyage_server import FakeVoyageServer
 
@@ -81,6 +85,8 @@ def test_adding_a_document_regenerates_only_the_reports_it_touched(
     first = pq.read_table(layout.table_path("community_reports")).to_pylist()
     assert first and len(_report_calls(claude)) == len(first)
     assert all(r["generator"] == "anthropic:claude-sonnet-4-5" for r in first)
+    assert all(r["token_count"] == count_tokens(r["full_content"]) > 0 for r in first)
+    _assert_the_architectures_columns(layout, input_dir)
 
     (input_dir / "observatory.md").write_text(
         "# Whitlock Observatory\n\nAda Whitlock founded the Whitlock Observatory on Castle Hill.\n"
@@ -92,6 +98,39 @@ def test_adding_a_document_regenerates_only_the_reports_it_touched(
     second = pq.read_table(layout.table_path("community_reports")).to_pylist()
     assert len(second) == len(first) + 1
     assert {r["content_hash"] for r in first} <= {r["content_hash"] for r in second}
+    # A reused report keeps the time it was written; the new one is stamped by this run.
+    written = {r["content_hash"]: r["indexed_at"] for r in first}
+    assert sorted(
+        r["indexed_at"] > max(written.values()) for r in second if r["content_hash"] not in written
+    ) == [True]
+    assert all(r["indexed_at"] == written[r["content_hash"]] for r in second if r["content_hash"] in written)
+
+
+def _assert_the_architectures_columns(layout: HomeLayout, input_dir: Path) -> None:
+    """Every table the architecture lists has `indexed_at` on each row; documents carry their
+    file's own modification time, its name, and their fields as a typed map."""
+    tables = (
+        "documents",
+        "text_units",
+        "entities",
+        "relationships",
+        "facts",
+        "communities",
+        "community_reports",
+    )
+    for name in tables:
+        files = sorted(layout.partition_dir(name).glob("*.parquet")) or [layout.table_path(name)]
+        for path in files:
+            stamps = pq.read_table(path, columns=["indexed_at"]).column("indexed_at")
+            assert stamps.type == TIMESTAMP and stamps.null_count == 0, path
+    documents = pa.concat_tables(
+        pq.read_table(p) for p in sorted(layout.partition_dir("documents").glob("*.parquet"))
+    )
+    assert documents.schema.field("metadata").type == METADATA
+    for row in documents.to_pylist():
+        source = input_dir / row["source_path"]
+        assert row["created_at"] == datetime.fromtimestamp(source.stat().st_mtime, UTC), row["id"]
+        assert row["filename"] == source.name
 
 
 def test_deleting_a_document_leaves_no_orphans_and_the_checks_pass(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -272,17 +273,21 @@ def test_v1_hierarchy_is_recovered_from_members() -> None:
     assert [r["size"] for r in rows] == [3, 2, 1]
 
 
-def test_record_fields_become_our_json_raw_data() -> None:
+def test_record_fields_become_our_metadata_and_creation_date_a_timestamp() -> None:
     given = pa.table(
         {
             "id": ["d1", "d2"],
             "title": ["a.csv", "b.csv"],
             "text": ["one", "two"],
+            "creation_date": ["2024-03-01 10:20:30 +0100", "not a date"],
             "raw_data": pa.array([{"author": "Ada", "year": 1843}, None]),
         }
     )
     rows = documents_table(given, {"d1": ["t1"]}).to_pylist()
-    assert [json.loads(r["raw_data"]) for r in rows] == [{"author": "Ada", "year": 1843}, {}]
+    assert [dict(r["metadata"]) for r in rows] == [{"author": "Ada", "year": "1843"}, {}]
+    assert rows[0]["created_at"] == datetime(2024, 3, 1, 9, 20, 30, tzinfo=UTC)
+    assert rows[1]["created_at"] is None  # unreadable: absent rather than invented
+    assert [r["filename"] for r in rows] == ["a.csv", "b.csv"]
     assert [r["text_unit_ids"] for r in rows] == [["t1"], []]
     assert {r["format"] for r in rows} == {"graphrag"}
 

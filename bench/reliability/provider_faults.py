@@ -138,7 +138,7 @@ def _snapshot(layout: HomeLayout) -> dict[str, list[str]]:
 
 
 def _canonical(rows: list[dict[str, Any]]) -> list[str]:
-    volatile = {"creation_date", "created_at", "updated_at"}
+    volatile = {"indexed_at"}  # when a row was written
     return sorted(
         json.dumps({k: v for k, v in row.items() if k not in volatile}, sort_keys=True, default=str)
         for row in rows

@@ -18,6 +18,7 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.ops.partition_reads import consolidated_copy, read_documents
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import write_table_atomic
+from graphunified_query.core.tables import stamp_indexed_at
 
 # Schema metadata naming partitions an asset could not produce this run: no file is written for
 # them (a stale one is removed), so they stay "incomplete" and the next `index` retries them.
@@ -72,6 +73,7 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
         table_name, column = self._table(context)
         layout = HomeLayout.at(self.home)
         obj, failed = _pop_failed(obj)
+        obj = stamp_indexed_at(obj)
         keys = context.asset_partition_keys
         ids = obj.column(column)
         parts = _split_by(obj, column) if len(keys) > 1 else {keys[0]: obj} if keys else {}

@@ -17,6 +17,7 @@ from pydantic import PrivateAttr
 from graphunified_assets.lib.extraction.records import Extractor
 from graphunified_assets.lib.extraction.selection import make_extractor, make_llm
 from graphunified_assets.lib.reports.build import Reporter
+from graphunified_query.core.artifacts import needed_artifacts
 from graphunified_query.core.home_input import InputChoice, choose_input
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.plugins import VOYAGE_KEY
@@ -64,6 +65,12 @@ class GraphUnifiedResource(dg.ConfigurableResource):
         if requested is None and "input_dir" in storage.model_fields_set:
             requested = storage.input_dir
         return choose_input(self.layout, requested, storage.input_dir)
+
+    def builds(self, artifact: str) -> bool:
+        """Whether a strategy in `strategies.enabled` reads ``artifact`` (a `core/artifacts.py` name
+        some strategy declares in `Strategy.reads`); when none does, its asset writes it empty."""
+        settings = self.settings
+        return artifact in needed_artifacts(settings.enabled_strategies, settings.composition_parts)
 
     def embedder(self) -> CachedEmbedder:
         """The configured embedder behind the content-hash cache, built once per run."""

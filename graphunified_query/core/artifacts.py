@@ -5,6 +5,8 @@ is a rename everywhere (the schemas of the tables are in `tables.py`; the folder
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+
 # Parquet tables (`tables/<name>.parquet`, or `tables/<name>/` per document for the first five).
 DOCUMENTS = "documents"
 CHUNKS = "text_units"  # the `chunks` asset; GraphRAG calls the table text_units
@@ -41,6 +43,35 @@ PPR_FILE = "ppr_graph.npz"
 CHUNK_SIMILARITY_FILE = "chunk_similarity.parquet"
 INDEX_MANIFEST_SUFFIX = ".manifest.json"  # `<index file>.manifest.json`: what an index was built from
 GRAPH_VECTORS_MANIFEST = "graph_vectors"  # `graph_vectors.manifest.json`: the graph vector tables' inputs
+
+
+# Not a file: the offline thematic keywords of relationships (`relationships.keywords`, spaCy
+# phrases), named so a strategy can declare it reads them.
+RELATIONSHIP_KEYWORDS = "relationship_keywords"
+
+# The artifacts only some strategies read, by strategy: what the pipeline builds for
+# `strategies.enabled` (`needed_artifacts`; the rest is written empty) and what the registry's
+# `Strategy.reads` says. Chunks, entities, relationships, the graph's edges and their vectors
+# are shared by every strategy: always built.
+READS: dict[str, frozenset[str]] = {
+    "hybrid": frozenset({BM25_FOLDER}),
+    "graphrag_global": frozenset({COMMUNITIES, COMMUNITY_REPORTS}),  # and so report vectors, points
+    "lightrag": frozenset({RELATIONSHIP_KEYWORDS}),  # its global mode's thematic layer
+    "hipporag": frozenset({PPR_FILE, FACTS}),  # and so the fact vectors
+}
+# In the index folder: the strategies the build served (`strategies.enabled` then).
+BUILT_FOR_FILE = "strategies.json"
+
+
+def needed_artifacts(
+    enabled: Iterable[str] | None, parts: Mapping[str, Sequence[str]] | None = None
+) -> frozenset[str]:
+    """The optional artifacts (`READS`) the strategies ``enabled`` read (None: every strategy);
+    ``parts`` names the strategies of each composition settings.yaml defines, which read theirs."""
+    if enabled is None:
+        return frozenset().union(*READS.values())
+    names = [part for name in enabled for part in (name, *(parts or {}).get(name, ()))]
+    return frozenset().union(*(READS.get(name, frozenset()) for name in names))
 
 
 def ivf_file(vector_table: str) -> str:

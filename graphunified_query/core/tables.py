@@ -7,10 +7,19 @@ can read our tables; our extra columns come after GraphRAG's.
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
 
 import pyarrow as pa
 
 _strings = pa.list_(pa.string())
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+# A document's own fields (a JSONL record's besides id/title/text), the architecture's
+# `struct<key: string, value: string>`: text values as they are, others as JSON.
+METADATA = pa.map_(pa.string(), pa.string())
+# When the asset that owns a table wrote the row (UTC); every table the architecture lists has it.
+INDEXED_AT = pa.field("indexed_at", TIMESTAMP)
 
 DOCUMENTS_SCHEMA = pa.schema(
     [
@@ -19,13 +28,15 @@ DOCUMENTS_SCHEMA = pa.schema(
         ("title", pa.string()),
         ("text", pa.string()),
         ("text_unit_ids", _strings),
-        ("creation_date", pa.string()),
-        ("raw_data", pa.string()),  # JSON of the source record's extra fields
-        # ours
+        # ours; GraphRAG's creation_date (text) and raw_data are derived from these on export
+        ("created_at", TIMESTAMP),  # the source file's modification time
+        ("metadata", METADATA),
+        ("filename", pa.string()),  # the source file's name ("notes.jsonl" for each of its records)
         ("source_path", pa.string()),
         ("format", pa.string()),
         ("content_hash", pa.string()),
         ("sections", pa.string()),  # JSON list of {"path": [...], "start": int, "end": int}
+        INDEXED_AT,
     ]
 )
 
@@ -47,6 +58,7 @@ CHUNKS_SCHEMA = pa.schema(
         ("text_hash", pa.string()),
         ("risk_flags", _strings),  # "name:level", e.g. "prompt_injection:high" (graphunified_query.core.risk)
         ("risk_level", pa.string()),  # the highest flag's level, "low" without flags
+        INDEXED_AT,
     ]
 )
 RISK_COLUMNS = ("risk_flags", "risk_level")
@@ -139,6 +151,7 @@ ENTITIES_SCHEMA = pa.schema(
         ("degree", pa.int64()),
         # ours
         ("merged_from", _strings),
+        INDEXED_AT,
     ]
 )
 
@@ -158,6 +171,7 @@ RELATIONSHIPS_SCHEMA = pa.schema(
         ("type", pa.string()),
         # LightRAG's high-level keywords of the relationship, most frequent over its mentions first
         ("keywords", _strings),
+        INDEXED_AT,
     ]
 )
 
@@ -171,6 +185,7 @@ FACTS_SCHEMA = pa.schema(
         ("chunk_ids", _strings),
         ("subject_id", pa.string()),  # resolved entity id, null when the subject is not an entity
         ("object_id", pa.string()),
+        INDEXED_AT,
     ]
 )
 
@@ -212,6 +227,7 @@ COMMUNITIES_SCHEMA = pa.schema(
         ("size", pa.int64()),
         # ours: hash of the members and their descriptions; a report is rewritten only when it changes
         ("content_hash", pa.string()),
+        INDEXED_AT,
     ]
 )
 
@@ -237,8 +253,30 @@ COMMUNITY_REPORTS_SCHEMA = pa.schema(
         # ours
         ("content_hash", pa.string()),
         ("generator", pa.string()),  # "extractive" or "claude:<model>"
+        ("token_count", pa.int64()),  # of full_content: what a global search's map step reads
+        INDEXED_AT,
     ]
 )
+
+
+def stamp_indexed_at(table: pa.Table, at: datetime | None = None) -> pa.Table:
+    """``table`` with ``indexed_at`` set to ``at`` (now) on the rows that have none: rows an asset
+    carries over unchanged (a reused community report) keep the time they were written."""
+    if INDEXED_AT.name not in table.column_names:
+        return table
+    index = table.column_names.index(INDEXED_AT.name)
+    now = pa.scalar(at or datetime.now(UTC), TIMESTAMP)
+    column = table.column(index)
+    filled = column.fill_null(now) if column.null_count else column
+    return table.set_column(index, INDEXED_AT, filled.cast(TIMESTAMP))
+
+
+def metadata_entries(fields: Mapping[str, object]) -> list[tuple[str, str]]:
+    """A record's fields as METADATA entries: text as it is, anything else as its JSON."""
+    return [
+        (str(key), value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+        for key, value in fields.items()
+    ]
 
 
 def contextual_text(section: str, text: str) -> str:

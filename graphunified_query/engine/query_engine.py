@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from graphunified_query.context.aliases import with_aliases
 from graphunified_query.context.pipeline import ContextPipeline
 from graphunified_query.core.aliases import read_aliases
-from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.layout import HomeLayout, refresh_command
 from graphunified_query.core.providers.embedding import Embedder, check_same_model, make_embedder
 from graphunified_query.core.providers.registry import resolve_llm
 from graphunified_query.core.settings.model import Settings, load_settings
@@ -43,22 +43,34 @@ from graphunified_query.snapshot.loader import load_snapshot
 from graphunified_query.snapshot.model import Snapshot
 from graphunified_query.strategies import Retriever, RetrieverContext
 from graphunified_query.strategies.base import WithinDocuments
-from graphunified_query.strategies.composable.named import composition, is_composition
+from graphunified_query.strategies.composable.named import with_compositions
 from graphunified_query.strategies.entity_linking import name_index
 from graphunified_query.strategies.params import NoParams, StrategyParams
 from graphunified_query.strategies.query_vectors import QueryVectors
-from graphunified_query.strategies.registry import AUTO, STRATEGIES, Strategy, Tier
+from graphunified_query.strategies.registry import AUTO, STRATEGIES, Strategy, Tier, names, served
 from graphunified_query.strategies.results import GeneratedAnswer, Retrieval, RetrievalResult
 from graphunified_query.strategies.settings_check import check_strategy_settings
 
 if TYPE_CHECKING:
     from graphunified_query.core.providers.llm import LLM
 
-__all__ = ["AUTO", "QueryEngine", "QueryRequest", "QueryResponse", "RequestError", "UnknownStrategy"]
+__all__ = [
+    "AUTO",
+    "QueryEngine",
+    "QueryRequest",
+    "QueryResponse",
+    "RequestError",
+    "StrategyNotServed",
+    "UnknownStrategy",
+]
 
 
 class UnknownStrategy(RequestError):
     pass
+
+
+class StrategyNotServed(RequestError):
+    """A registered strategy that `strategies.enabled` leaves out, or that the index was built without."""
 
 
 @dataclass(frozen=True)
@@ -96,10 +108,9 @@ class QueryEngine:
         check_same_model(snapshot.model, embedder.model_name)
         # The registry's strategies, plus any this engine is given (`add`); settings are checked
         # against them now, so a misspelt strategies.<name>.<param> fails at start-up.
-        self.registry: dict[str, Strategy] = dict(STRATEGIES)
-        for name, entry in settings.strategies.items():
-            if is_composition(name, entry, STRATEGIES):  # a strategy defined in settings.yaml
-                self.registry[name] = composition(name, entry, self.retriever, STRATEGIES)
+        self.registry: dict[str, Strategy] = with_compositions(
+            settings.strategy_entries, STRATEGIES, self.retriever
+        )
         check_strategy_settings(settings, self.registry)
         self.snapshot = snapshot
         self.settings = settings
@@ -200,6 +211,27 @@ class QueryEngine:
         self._retrievers[name] = retriever
         self._added.add(name)
 
+    def unavailable(self, name: str) -> str | None:
+        """Why strategy ``name`` cannot answer here, saying how to enable it; None when it can."""
+        strategy = self.registry.get(name)
+        if strategy is None or name in self._added:
+            return None
+        enabled, built_for = self.settings.enabled_strategies, self.snapshot.built_for
+        refresh = f"run `{refresh_command(self.snapshot.home)}` to build what it reads"
+        if enabled is not None and name not in enabled:
+            parts = self.settings.composition_parts
+            then = f" and {refresh}" if not served(strategy, built_for, parts) else ""
+            return (
+                f"strategy {name!r} is not enabled: strategies.enabled in settings.yaml lists "
+                f"{', '.join(enabled)}; add {name} there{then}"
+            )
+        if not served(strategy, built_for, self.settings.composition_parts):
+            return (
+                f"strategy {name!r} is enabled, but the published index was built without what it reads "
+                f"(strategies.enabled was {', '.join(built_for or ())}); {refresh}"
+            )
+        return None
+
     def retriever(self, name: str) -> Retriever:
         if name not in self.registry:
             raise UnknownStrategy(
@@ -261,8 +293,10 @@ class QueryEngine:
     def compare_requests(
         self, question: str, top_k: int | None, params: Mapping[str, Any], names: Sequence[str] | None = None
     ) -> list[QueryRequest]:
-        """One request per strategy (default: the core tier) with the params each takes."""
-        chosen = list(names or (n for n, s in self.registry.items() if s.tier == "core"))
+        """One request per strategy (default: the core tier's served ones) with the params each takes."""
+        chosen = list(
+            names or (n for n, s in self.registry.items() if s.tier == "core" and not self.unavailable(n))
+        )
         return per_strategy(self.registry, question, top_k, params, chosen)
 
     def query(self, request: QueryRequest) -> QueryResponse:
@@ -270,11 +304,19 @@ class QueryEngine:
         resolved = self.resolve(request)  # every check before the router or any model runs
         routing: dict[str, Any] = {}
         strategy = resolved.strategy
-        if strategy == AUTO:
-            core = tuple(n for n, s in self.registry.items() if s.tier == "core")
+        if strategy == AUTO:  # the router never routes to a strategy not served
+            core = tuple(n for n, s in self.registry.items() if s.tier == "core" and not self.unavailable(n))
+            if not core:
+                raise StrategyNotServed(
+                    ("strategy",),
+                    "auto routes among the core strategies and strategies.enabled enables none of them; "
+                    f"add one of {', '.join(names('core'))} to it, or ask a strategy by name",
+                )
             decision = self.router.route(resolved.question, core)
             strategy = decision.strategy
             routing = {"router_reason": decision.reason, "router_features": decision.features}
+        elif reason := self.unavailable(strategy):
+            raise StrategyNotServed(("strategy",), reason)
         params = params_for(resolved.call_params, self.registry[strategy], self.settings)
         retriever, values = self._call(strategy, params, resolved)
         # The full request on this generation: strategy, question, top_k, params, filters and options.

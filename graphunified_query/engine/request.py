@@ -134,9 +134,8 @@ def resolve(request: QueryRequest, strategies: Mapping[str, Strategy], settings:
 def params_for(call: Mapping[str, Any], strategy: Strategy, settings: Settings) -> ResolvedParams:
     """The strategy's typed parameters for this request: call > settings > default."""
     model = strategy.params
-    from_settings = {
-        k: v for k, v in settings.strategies.get(strategy.name, {}).items() if k not in strategy.structure
-    }
+    entry = settings.strategy_entries.get(strategy.name, {})
+    from_settings = {k: v for k, v in entry.items() if k not in strategy.structure}
     from_call = {k: v for k, v in call.items() if k in model.model_fields}
     try:
         values = model.model_validate({**from_settings, **from_call})

@@ -56,7 +56,7 @@ def check_strategies(chosen: tuple[str, ...], home: Path) -> None:
     """Every name is registered, ``auto``, or a strategy defined in the home's settings.yaml (a
     composition): checked before the set is indexed, so a typo costs no indexing."""
     settings = load_settings(home)  # defaults when the home (or its settings.yaml) does not exist yet
-    defined = [n for n, entry in settings.strategies.items() if is_composition(n, entry, STRATEGIES)]
+    defined = [n for n, entry in settings.strategy_entries.items() if is_composition(n, entry, STRATEGIES)]
     known = (*STRATEGIES, *defined, AUTO)
     unknown = [n for n in chosen if n not in known]
     if unknown:

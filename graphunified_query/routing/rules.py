@@ -17,7 +17,7 @@ from typing import Any
 from graphunified_query.strategies.entity_linking import NameIndex
 from graphunified_query.strategies.mentions import NOT_BRIDGES as NOT_BRIDGES
 from graphunified_query.strategies.mentions import mentions
-from graphunified_query.strategies.registry import fallbacks
+from graphunified_query.strategies.registry import cost_order, fallbacks
 
 # Where a strategy's questions go when it is not built: each strategy's `fallbacks` in the registry.
 FALLBACKS: dict[str, tuple[str, ...]] = fallbacks()
@@ -197,7 +197,8 @@ class Router:
         rule, cue = next((r, c) for r in self.rules if (c := r.cue(features)) is not None)
         reason = rule.reason.format(cue=cue)
         order = (rule.strategy, *fallbacks().get(rule.strategy, ("naive",)))  # the registry, now
-        strategy = next((s for s in order if s in available), None)
+        # None of the chain served (strategies.enabled left it out): the cheapest that is.
+        strategy = next((s for s in order if s in available), min(available, key=cost_order, default=None))
         if strategy is None:
             raise ValueError(f"No strategy to route to: none of {', '.join(order)} is in {list(available)}.")
         if strategy != rule.strategy:

@@ -109,7 +109,7 @@ class QueryService:
     def _info(self, name: str) -> StrategyInfo:
         strategy = self.engine.registry[name]
         schema = strategy.params.model_json_schema()
-        defaults = self.engine.settings.strategies.get(name, {})
+        defaults = self.engine.settings.strategy_entries.get(name, {})
         params = {
             param: {**prop, **({"default": defaults[param]} if param in defaults else {})}
             for param, prop in schema.get("properties", {}).items()

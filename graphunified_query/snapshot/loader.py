@@ -6,6 +6,7 @@ Lance reads lazily, so every table is read whole here rather than failing mid-qu
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -14,6 +15,7 @@ from typing import TypeVar
 
 from graphunified_query.core.artifacts import (
     BM25_FOLDER,
+    BUILT_FOR_FILE,
     CHUNK_SIMILARITY_FILE,
     CHUNK_VECTORS,
     COMMUNITIES,
@@ -172,4 +174,17 @@ def _read(generation: PublishedFiles) -> Snapshot:
         chunk_similarity=chunk_similarity,
         generation=generation.number,
         report_points=mapped_report_points(cache, lance, model),
+        built_for=_built_for(generation.index_path(BUILT_FOR_FILE), hint),
     )
+
+
+def _built_for(path: Path, hint: str) -> tuple[str, ...] | None:
+    """The strategies the build served (`BUILT_FOR_FILE`); None when every one (or a home built
+    before the file existed). A damaged file is a rebuild, not a guess."""
+    if not path.exists():
+        return None
+    try:
+        enabled = json.loads(path.read_text(encoding="utf-8"))["enabled"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise StoreError(f"{path} is unreadable ({error}); rebuild with `{hint}`.") from None
+    return tuple(enabled) if enabled is not None else None

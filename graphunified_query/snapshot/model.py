@@ -87,6 +87,8 @@ class Snapshot:
     chunk_similarity: SimilarityEdges | None = None  # None: built before SIMILAR_TO edges existed
     generation: int = 0  # the published generation loaded; 0: the live files of an older home
     report_points: ReportPoints | None = None  # global search's map points; None: an older home
+    # The strategies the index was built for (`strategies.enabled` then); None: all of them.
+    built_for: tuple[str, ...] | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # per-strategy caches built on first use
 
     @cached_property

@@ -4,16 +4,17 @@ Written out by hand, with no import side effects: adding a strategy is its modul
 `STRATEGIES`. Everything that lists strategies derives from this dict: the CLI's ``--strategy``
 choices and ``compare`` (the ``core`` tier), ``GET /strategies`` and the OpenAPI schema, eval's
 ``all``, the router's fallbacks, the ``strategies:`` section of ``settings.yaml`` and the generated
-``docs/settings.md``.
+``docs/settings.md``; and, with `core/artifacts.READS`, which strategies a build can serve (`served`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
+from graphunified_query.core.artifacts import needed_artifacts
 from graphunified_query.strategies.base import Retriever, RetrieverContext
 from graphunified_query.strategies.composable.graph import GraphDFSParams, GraphParams, GraphRetriever
 from graphunified_query.strategies.composable.vector import VectorMMRParams, VectorParams, VectorRetriever
@@ -52,6 +53,13 @@ class Strategy:
     # Relative cost of one query, cheapest 0: dense only < dense + BM25 < graph walks < LLM calls at
     # query time. Ties in the learned router's labels go to the cheaper strategy (`cost_order`).
     cost: int = 2
+    # A composition's strategies (settings.yaml's combine/rerank): it reads what they read.
+    composed_of: tuple[str, ...] = ()
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The artifacts only some strategies read that this one does (`core/artifacts.READS`)."""
+        return needed_artifacts([self.name, *self.composed_of])
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -135,6 +143,14 @@ def names(tier: Tier | None = None) -> tuple[str, ...]:
 def fallbacks() -> dict[str, tuple[str, ...]]:
     """The router's fallback chains, read from the registry."""
     return {name: s.fallbacks for name, s in STRATEGIES.items() if s.tier == "core"}
+
+
+def served(
+    strategy: Strategy, built_for: Iterable[str] | None, parts: Mapping[str, Sequence[str]] | None = None
+) -> bool:
+    """Whether an index built for the strategies ``built_for`` (None: all, or a home built before
+    `strategies.enabled`; ``parts``: its compositions' strategies) holds all ``strategy`` reads."""
+    return strategy.reads <= needed_artifacts(built_for, parts)
 
 
 def cost_order(name: str) -> tuple[int, int]:

@@ -24,7 +24,15 @@ def check_strategy_settings(settings: Settings, strategies: Mapping[str, Strateg
     parameters it takes, each valid; otherwise a one-line `SettingsError` naming the key."""
     from graphunified_query.strategies.composable.named import composition, is_composition
 
-    for name, values in settings.strategies.items():
+    entries = settings.strategy_entries
+    valid = [*strategies, *(n for n, values in entries.items() if is_composition(n, values, strategies))]
+    for name in settings.enabled_strategies or ():
+        if name not in valid:
+            raise SettingsError(
+                f"Invalid settings: strategies.enabled: no such strategy {name!r}{_hint(name, valid)}; "
+                f"choose from: {', '.join(valid)}"
+            )
+    for name, values in entries.items():
         _seed_leftovers(("strategies", name), values)
         if name in strategies and strategies[name].structure:
             continue  # a composition, checked when it was built

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -149,11 +151,13 @@ def test_markdown_offsets_count_characters_not_bytes(tmp_path: Path) -> None:
 def test_txt_title_is_a_short_first_line_else_the_stem(tmp_path: Path) -> None:
     write(tmp_path, "short.txt", "\n\n  Release notes  \nbody\n")
     write(tmp_path, "long_notes.txt", "x" * 150 + "\nbody\n")
+    os.utime(tmp_path / "short.txt", (1_600_000_000, 1_600_000_000))
     docs, _ = parse(tmp_path)
     assert docs["short.txt"].title == "Release notes"
     assert docs["long_notes.txt"].title == "Long notes"
     short = docs["short.txt"]
-    assert (short.format, short.source_path, short.raw_data) == ("txt", "short.txt", {})
+    assert (short.format, short.source_path, short.metadata) == ("txt", "short.txt", {})
+    assert short.modified_at == datetime.fromtimestamp(1_600_000_000, UTC)  # the file's, not the parse's
     assert short.sections == (Section((), 0, len(short.text)),)
 
 
@@ -173,9 +177,9 @@ def test_jsonl_records_keep_title_text_and_extra_fields(tmp_path: Path) -> None:
         "jsonl",
         "sub/set.jsonl",
     )
-    assert alpha.raw_data == {"url": "https://x", "year": 2020}
+    assert alpha.metadata == {"url": "https://x", "year": 2020}
     assert alpha.sections == (Section(("Alpha",), 0, 5),)
-    assert (beta.title, beta.raw_data, beta.sections) == ("b", {}, (Section(("b",), 0, 8),))
+    assert (beta.title, beta.metadata, beta.sections) == ("b", {}, (Section(("b",), 0, 8),))
     assert docs["sub/set.jsonl#line-3"].title == "line-3"
 
 

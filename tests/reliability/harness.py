@@ -197,8 +197,8 @@ def table_contents(home: Path) -> dict[str, list[str]]:
     return {name: sorted(_row(r) for r in table.to_pylist()) for name, table in tables.items()}
 
 
-# When a document was parsed: differs between any two runs, interrupted or not.
-VOLATILE_COLUMNS = {"creation_date"}
+# When a row was written: differs between any two runs, interrupted or not.
+VOLATILE_COLUMNS = {"indexed_at"}
 
 
 def _row(row: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from graphunified_assets.lib.graph.leiden import (
 )
 from graphunified_query.core.artifacts import COMMUNITIES, ENTITIES, RELATIONSHIPS
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
+from graphunified_query.core.tables import stamp_indexed_at
 
 CLUSTERING_STATE = "community_clustering"
 
@@ -47,6 +48,8 @@ def communities(
     edges = list(
         zip(*(relationships.column(c).to_pylist() for c in ("source_id", "target_id", "weight")), strict=True)
     )
+    if not graphunified.builds(COMMUNITIES):  # no enabled strategy reads them: none, and no state
+        edges, previous_clustering = [], None
     parameters = LeidenParameters(
         settings.max_cluster_size, settings.max_level, settings.resolution, settings.seed
     )
@@ -72,7 +75,7 @@ def communities(
         entity_descriptions=dict(zip(entity_ids, entities.column("description").to_pylist(), strict=True)),
         previous_periods=previous_periods,
     )
-    write_table_atomic(path, table)
+    write_table_atomic(path, stamp_indexed_at(table))
     write_table_atomic(state_path, clustering_table(clustering))
     unchanged = len(set(previous_periods) & set(table.column("content_hash").to_pylist()))
     levels = table.group_by("level").aggregate([("level", "count")]).sort_by("level").to_pylist()

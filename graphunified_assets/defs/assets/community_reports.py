@@ -22,6 +22,7 @@ from graphunified_query.core.artifacts import (
     RELATIONSHIPS,
 )
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
+from graphunified_query.core.tables import stamp_indexed_at
 
 STAGE = "report"  # the failures table's stage for communities whose report fell back to extractive
 
@@ -40,6 +41,8 @@ def community_reports(
     """Claude reports when configured (validated, repaired once), else extractive ones."""
     layout = graphunified.layout
     communities = read_table(layout.table_path(COMMUNITIES))
+    if not graphunified.builds(COMMUNITY_REPORTS):  # no enabled strategy reads them: no model calls
+        communities = communities.schema.empty_table()
     path = layout.table_path(COMMUNITY_REPORTS)
     previous = read_table(path) if path.exists() else None
     largest = int(pc.max(communities.column("size")).as_py() or 1) if communities.num_rows else 1
@@ -58,7 +61,7 @@ def community_reports(
         concurrency=graphunified.settings.llm.concurrency if reporter is not extractive else 1,
         max_context_chars=graphunified.settings.graph.report_max_input_tokens * 4,
     )
-    write_table_atomic(path, build.table)
+    write_table_atomic(path, stamp_indexed_at(build.table))
     for failure in build.failures:
         context.log.warning(f"community report fell back to extractive: {failure}")
     # A fallback keeps the community searchable now, and is never reused as a Claude report, so

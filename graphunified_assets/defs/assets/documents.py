@@ -1,7 +1,7 @@
 """`documents`: each input document parsed into text plus its section headings."""
 
 import json
-from datetime import UTC, datetime
+from pathlib import PurePosixPath
 
 import dagster as dg
 import pyarrow as pa
@@ -15,7 +15,7 @@ from graphunified_assets.lib.ingest.readers import ParsedDocument, read_document
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_query.core.aliases import write_aliases
 from graphunified_query.core.artifacts import DOCUMENTS
-from graphunified_query.core.tables import DOCUMENTS_SCHEMA, stable_int_id
+from graphunified_query.core.tables import DOCUMENTS_SCHEMA, metadata_entries, stable_int_id
 
 STAGE = "documents"
 
@@ -75,7 +75,6 @@ def documents(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResou
 
 
 def documents_table(parsed: list[ParsedDocument]) -> pa.Table:
-    created = datetime.now(UTC).isoformat(timespec="seconds")
     rows = [
         {
             "id": d.document_id,
@@ -83,8 +82,9 @@ def documents_table(parsed: list[ParsedDocument]) -> pa.Table:
             "title": d.title,
             "text": d.text,
             "text_unit_ids": [],  # filled by the GraphRAG export, which sees the chunks
-            "creation_date": created,
-            "raw_data": json.dumps(d.raw_data, ensure_ascii=False, default=str),
+            "created_at": d.modified_at,
+            "metadata": metadata_entries(d.metadata),
+            "filename": PurePosixPath(d.source_path).name,
             "source_path": d.source_path,
             "format": d.format,
             "content_hash": d.content_hash,

@@ -13,11 +13,12 @@ from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
 from graphunified_assets.lib.graph.relationship_keywords import spacy_phrases
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
-from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIPS
+from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIP_KEYWORDS, RELATIONSHIPS
 from graphunified_query.core.embedding_models import uncalibrated_thresholds_warning
 from graphunified_query.core.providers.fused_embedder import primary_embedder
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.stores.parquet import write_table_atomic
+from graphunified_query.core.tables import stamp_indexed_at
 
 PAIR_MEMORY = "resolution_pairs.json.gz"  # in the home's cache folder: deleting it costs one full resolution
 
@@ -63,16 +64,21 @@ def graph_elements(
         embed=lambda texts: resolver.embed(texts),
         summarize=summarizer,
         memory=memory,
-        # Offline relationships get their sentence's theme phrases as keywords (cached by content).
-        phrases=spacy_phrases(LLMCache(graphunified.layout.relationship_keywords_cache)),
+        # Offline relationships get their sentence's theme phrases as keywords (cached by content),
+        # when an enabled strategy reads them (LightRAG's thematic layer).
+        phrases=spacy_phrases(LLMCache(graphunified.layout.relationship_keywords_cache))
+        if graphunified.builds(RELATIONSHIP_KEYWORDS)
+        else None,
     )
+    # Facts only for a strategy that reads them (HippoRAG): none to embed otherwise.
+    facts = elements.facts if graphunified.builds(FACTS) else elements.facts.schema.empty_table()
     memory.save(layout.cache / PAIR_MEMORY)
     for name, table in (
         (ENTITIES, elements.entities),
         (RELATIONSHIPS, elements.relationships),
-        (FACTS, elements.facts),
+        (FACTS, facts),
     ):
-        write_table_atomic(layout.table_path(name), table)
+        write_table_atomic(layout.table_path(name), stamp_indexed_at(table))
     merges = {f"merged_{rule}": count for rule, count in elements.merges.items()}
     types = (
         pc.value_counts(elements.entities.column("type")).to_pylist() if elements.entities.num_rows else []
@@ -103,9 +109,7 @@ def graph_elements(
     yield dg.MaterializeResult(
         asset_key=RELATIONSHIPS, metadata={**relationship_metadata(elements.relationships), **timing}
     )
-    yield dg.MaterializeResult(
-        asset_key=FACTS, metadata={**numeric({"rows": elements.facts.num_rows}), **timing}
-    )
+    yield dg.MaterializeResult(asset_key=FACTS, metadata={**numeric({"rows": facts.num_rows}), **timing})
 
 
 def relationship_metadata(relationships: pa.Table, shown: int = 15) -> dict[str, dg.MetadataValue]:

@@ -5,6 +5,7 @@ Each writes a manifest naming the upstream versions it was built from, so the qu
 tell whether the indexes it loads belong together.
 """
 
+import json
 from collections.abc import Callable
 
 import dagster as dg
@@ -25,6 +26,7 @@ from graphunified_assets.lib.vectors.lance_slices import (
 )
 from graphunified_query.core.artifacts import (
     BM25_FOLDER,
+    BUILT_FOR_FILE,
     CHUNK_VECTORS,
     COMMUNITY_REPORTS,
     ENTITIES,
@@ -59,6 +61,8 @@ def bm25_index(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     """bm25s over every live chunk (rank-bm25's k1/b from settings, Snowball stemming)."""
     settings = graphunified.settings.graph
     chunks, version = _chunk_rows(graphunified)
+    if not graphunified.builds(BM25_FOLDER):  # no enabled strategy reads it: an empty index
+        chunks = chunks.schema.empty_table()
     texts = [
         contextual_text(section, text)
         for section, text in zip(
@@ -92,6 +96,8 @@ def ppr_graph(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     entity_ids = read_table(layout.table_path(ENTITIES)).column("id").to_pylist()
     chunks, version = _chunk_rows(graphunified)
     edges = read_table(layout.table_path(GRAPH_EDGES)).select(["source", "target", "weight"])
+    if not graphunified.builds(PPR_FILE):  # no enabled strategy reads it: an empty graph
+        entity_ids, chunks, edges = [], chunks.schema.empty_table(), edges.schema.empty_table()
     graph = PPRGraph.from_edges(
         entity_ids,
         chunks.column("id").to_pylist(),
@@ -268,6 +274,10 @@ def published_snapshot(
     reader never mixes a rebuild's old and new files. Then releases the LanceDB versions no
     kept generation reads."""
     layout = graphunified.layout
+    # What this build served: the query side refuses a strategy whose artifacts were written empty.
+    built_for = layout.index_path(BUILT_FOR_FILE)
+    built_for.parent.mkdir(parents=True, exist_ok=True)
+    built_for.write_text(json.dumps({"enabled": graphunified.settings.enabled_strategies}) + "\n")
     db = lancedb.connect(str(layout.lancedb))
     versions = {
         path.name.removesuffix(".lance"): db.open_table(path.name.removesuffix(".lance")).version

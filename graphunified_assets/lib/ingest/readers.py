@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from graphunified_assets.lib.ingest.input_text import InputError, decode_text, humanize_stem
@@ -42,7 +43,8 @@ class ParsedDocument:
     source_path: str  # relative to the input folder, posix
     content_hash: str  # the scan's hash, so the index records what the scan saw
     sections: tuple[Section, ...]
-    raw_data: dict[str, object] = field(default_factory=dict)  # JSONL fields besides id/title/text
+    modified_at: datetime  # the source file's modification time (UTC)
+    metadata: dict[str, object] = field(default_factory=dict)  # JSONL fields besides id/title/text
 
 
 def read_documents(
@@ -146,10 +148,19 @@ def _document(
     title: str,
     text: str,
     sections: tuple[Section, ...],
-    raw_data: dict[str, object] | None = None,
+    metadata: dict[str, object] | None = None,
 ) -> ParsedDocument:
+    modified = datetime.fromtimestamp(source.path.stat().st_mtime, UTC)
     return ParsedDocument(
-        source.document_id, title, text, source.format, rel, source.content_hash, sections, raw_data or {}
+        source.document_id,
+        title,
+        text,
+        source.format,
+        rel,
+        source.content_hash,
+        sections,
+        modified,
+        metadata or {},
     )
 
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from graphunified_assets.lib.reports.context import CommunityContext, community_context
 from graphunified_assets.lib.reports.model import Report
+from graphunified_query.core.providers import count_tokens
 from graphunified_query.core.tables import COMMUNITY_REPORTS_SCHEMA
 
 FALLBACK_SUFFIX = "+fallback"
@@ -81,7 +82,10 @@ def build_reports(
             report, generator = generated[row["content_hash"]]
             out.append(_report_row(row, report, generator))
         else:
-            out.append({**reusable[row["content_hash"]], **_placement(row)})
+            reused = reusable[row["content_hash"]]
+            # Reports written before token_count was a column are counted on reuse.
+            tokens = reused.get("token_count") or count_tokens(reused["full_content"])
+            out.append({**reused, **_placement(row), "token_count": tokens})
     build.table = pa.Table.from_pylist(out, schema=COMMUNITY_REPORTS_SCHEMA)
     return build
 
@@ -118,6 +122,7 @@ def _report_row(row: Mapping[str, Any], report: Report, generator: str) -> dict[
         "full_content_json": report.as_json(),
         "content_hash": row["content_hash"],
         "generator": generator,
+        "token_count": count_tokens(content),
         **_placement(row),
     }
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from graphunified_assets.lib.graph.communities import community_hash
 from graphunified_assets.ops.graphrag_io.convert import integer
+from graphunified_query.core.providers import count_tokens
 from graphunified_query.core.tables import COMMUNITIES_SCHEMA, COMMUNITY_REPORTS_SCHEMA, text_hash
 
 GENERATOR = "graphrag"
@@ -94,6 +95,7 @@ def reports_table(reports: pa.Table, communities: pa.Table) -> pa.Table:
                 "size": integer(row.get("size"), community.get("size", 0)),
                 "content_hash": community.get("content_hash") or text_hash(content),
                 "generator": GENERATOR,
+                "token_count": count_tokens(content),
             }
         )
     return pa.Table.from_pylist(out, schema=COMMUNITY_REPORTS_SCHEMA)

@@ -10,6 +10,7 @@ import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -22,6 +23,7 @@ from graphunified_query.core.tables import (
     DOCUMENTS_SCHEMA,
     ENTITIES_SCHEMA,
     RELATIONSHIPS_SCHEMA,
+    metadata_entries,
     text_hash,
 )
 
@@ -48,8 +50,9 @@ def documents_table(documents: pa.Table, chunk_ids: Mapping[str, list[str]]) -> 
                 "title": d["title"] or document_id,
                 "text": text,
                 "text_unit_ids": list(chunk_ids.get(document_id, [])),
-                "creation_date": str(d.get("creation_date") or ""),
-                "raw_data": _json_text(d.get("raw_data")),
+                "created_at": _timestamp(d.get("creation_date")),
+                "metadata": metadata_entries(_fields(d.get("raw_data"))),
+                "filename": d["title"] or document_id,  # GraphRAG titles a document by its file name
                 "source_path": d["title"] or document_id,
                 "format": FORMAT,
                 "content_hash": text_hash(text),
@@ -178,16 +181,30 @@ def _number(value: Any, fill: float) -> float:
     return float(value)
 
 
-def _json_text(value: Any) -> str:
-    """Our raw_data is JSON text; GraphRAG's is a struct, a map, a JSON string or null."""
+def _fields(value: Any) -> dict[str, Any]:
+    """A record's fields from GraphRAG's raw_data: a struct, a map, a JSON string or null."""
     if value is None:
-        return "{}"
+        return {}
     if isinstance(value, str):
         try:
-            json.loads(value)
+            value = json.loads(value)
         except ValueError:
-            return json.dumps(value, ensure_ascii=False)
-        return value
+            return {"raw_data": value}
     if isinstance(value, list) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
         value = dict(value)  # an Arrow map column reads as (key, value) pairs
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return dict(value) if isinstance(value, dict) else {"raw_data": value}
+
+
+def _timestamp(value: Any) -> datetime | None:
+    """GraphRAG's creation_date: a datetime, ISO text or its storage's "%Y-%m-%d %H:%M:%S %z";
+    None when absent or unreadable. A time without a zone is taken as UTC."""
+    if isinstance(value, str):
+        for parse in (datetime.fromisoformat, lambda s: datetime.strptime(s, "%Y-%m-%d %H:%M:%S.%f %z")):
+            try:
+                value = parse(value.strip())
+                break
+            except ValueError:
+                continue
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

@@ -1,8 +1,9 @@
 """`export_graphrag`: a data home's tables as a Microsoft GraphRAG v3 output folder.
 
 GraphRAG's columns are a prefix of ours, so exporting is mostly dropping our extra columns.
-What we leave empty and GraphRAG fills is derived here: a document's text units and a text
-unit's entities and relationships. Ids stay ours (document ids are input paths, not SHA-512).
+What we leave empty or store typed and GraphRAG fills is derived here: a document's text units,
+creation date and record fields, and a text unit's entities and relationships. Ids stay ours
+(document ids are input paths, not SHA-512).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +56,9 @@ def export_graphrag(home: Path, out: Path) -> ExportReport:
     chunk_ids = chunks.column("id").to_pylist()
     by_document = _group(chunks.column("document_id").to_pylist(), chunk_ids)
     documents = _set(documents, "text_unit_ids", [by_document[d] for d in documents.column("id").to_pylist()])
-    documents = _set(documents, "raw_data", _raw_data(documents.column("raw_data").to_pylist()))
+    documents = documents.append_column(
+        "creation_date", pa.array([_creation_date(t) for t in documents.column("created_at").to_pylist()])
+    ).append_column("raw_data", _raw_data(documents.column("metadata").to_pylist()))
     chunks = _set(chunks, "entity_ids", _mentions(entities, chunk_ids))
     chunks = _set(chunks, "relationship_ids", _mentions(relationships, chunk_ids))
     tables = {
@@ -116,9 +120,14 @@ def _mentions(table: pa.Table, chunk_ids: list[str]) -> list[list[str]]:
     return [cited[c] for c in chunk_ids]
 
 
-def _raw_data(values: list[str | None]) -> pa.Array:
+def _creation_date(created_at: datetime | None) -> str:
+    """GraphRAG's creation_date is text; a home indexed before `created_at` existed has none."""
+    return created_at.isoformat(timespec="seconds") if created_at is not None else ""
+
+
+def _raw_data(values: list[list[tuple[str, str]] | None]) -> pa.Array:
     """GraphRAG keeps a record's fields as a struct, or null for plain text files."""
-    records = [json.loads(v) if v else {} for v in values]
+    records = [dict(v) if v else {} for v in values]
     if not any(records):
         return pa.nulls(len(records))
     try:

@@ -18,6 +18,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -45,7 +46,7 @@ from graphunified_query.core.artifacts import (
 )
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import write_table_atomic
-from graphunified_query.core.tables import FACTS_SCHEMA
+from graphunified_query.core.tables import FACTS_SCHEMA, stamp_indexed_at
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,8 @@ def _require_fresh(layout: HomeLayout) -> None:
 
 def _write(layout: HomeLayout, tables: dict[str, pa.Table]) -> None:
     """Per-document files for documents and text units (one per document, even if empty)."""
+    at = datetime.now(UTC)
+    tables = {name: stamp_indexed_at(table, at) for name, table in tables.items()}
     document_ids = tables[DOCUMENTS].column("id").to_pylist()
     for name, column in ((DOCUMENTS, "id"), (CHUNKS, "document_id")):
         rows: defaultdict[str, list[int]] = defaultdict(list)

@@ -1,7 +1,8 @@
 """Microsoft GraphRAG's output tables: v3 column order, and the older names v1/v2 used.
 
 Our tables begin with GraphRAG's v3 columns in GraphRAG's order and types (`tables.py`), so a
-GraphRAG table is a prefix of ours; only `documents.raw_data` differs (we keep JSON text).
+GraphRAG table is a prefix of ours, except two document columns we store typed and derive
+GraphRAG's from: `creation_date` (text) from `created_at`, `raw_data` from `metadata`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from graphunified_query.core.tables import (
 
 # GraphRAG table name -> (our schema, number of leading columns that are GraphRAG's).
 _PREFIXES: dict[str, tuple[pa.Schema, int]] = {
-    DOCUMENTS: (DOCUMENTS_SCHEMA, 7),
+    DOCUMENTS: (DOCUMENTS_SCHEMA, 5),
     CHUNKS: (CHUNKS_SCHEMA, 8),
     ENTITIES: (ENTITIES_SCHEMA, 8),
     RELATIONSHIPS: (RELATIONSHIPS_SCHEMA, 8),
@@ -35,12 +36,16 @@ _PREFIXES: dict[str, tuple[pa.Schema, int]] = {
     COMMUNITY_REPORTS: (COMMUNITY_REPORTS_SCHEMA, 15),
 }
 GRAPHRAG_TABLES = tuple(_PREFIXES)
+# GraphRAG's columns after the prefix that the export derives from ours (`export.py`).
+DERIVED: dict[str, tuple[pa.Field, ...]] = {
+    DOCUMENTS: (pa.field("creation_date", pa.string()), pa.field("raw_data", pa.string())),
+}
 
 
 def graphrag_schema(table: str) -> pa.Schema:
     """GraphRAG v3's columns of ``table`` with their Arrow types (``raw_data`` typed per export)."""
     schema, width = _PREFIXES[table]
-    return pa.schema(schema.field(i) for i in range(width))
+    return pa.schema([*(schema.field(i) for i in range(width)), *DERIVED.get(table, ())])
 
 
 def file_names(table: str) -> tuple[str, ...]:

@@ -170,6 +170,13 @@ class AutomationSettings(Section):
     )
 
 
+# strategies.enabled: the strategies a user runs; the pipeline builds only what they read.
+ENABLED = "enabled"
+# The keys of a strategies.<name> entry that define a composition (`strategies/composable/named.py`):
+# combine: [first, second], or rerank: inner.
+COMPOSITION_KEYS = ("combine", "rerank")
+
+
 class Settings(Section):
     """Everything configurable in Graph-Unified, validated on load."""
 
@@ -187,10 +194,48 @@ class Settings(Section):
     logging: LoggingSettings = LoggingSettings()
     automation: AutomationSettings = AutomationSettings()
     server: ServerSettings = ServerSettings()
-    strategies: dict[str, dict[str, Any]] = Field(
+    strategies: dict[str, Any] = Field(
         default_factory=dict,
-        description="Per-strategy parameter defaults, strategies.<name>.<param> (see the strategy table).",
+        description="Per-strategy parameter defaults, strategies.<name>.<param> (see the strategy table), "
+        "and strategies.enabled.",
     )
+
+    @field_validator("strategies")
+    @classmethod
+    def _strategy_entries(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name, entry in value.items():
+            if name == ENABLED:
+                if not isinstance(entry, list) or not entry or not all(isinstance(n, str) for n in entry):
+                    raise ValueError(
+                        f"strategies.{ENABLED} lists strategy names (at least one), e.g. [naive, hybrid]"
+                    )
+            elif not isinstance(entry, dict):
+                raise ValueError(f"strategies.{name} holds that strategy's parameters, a mapping")
+        return value
+
+    @property
+    def strategy_entries(self) -> dict[str, dict[str, Any]]:
+        """``strategies.<name>`` entries: parameters, or a composition's definition."""
+        return {name: entry for name, entry in self.strategies.items() if name != ENABLED}
+
+    @property
+    def composition_parts(self) -> dict[str, tuple[str, ...]]:
+        """The strategies each ``strategies.<name>`` composition is made of, by its name (a registered
+        strategy's own ``rerank: true`` switch names none)."""
+        parts: dict[str, tuple[str, ...]] = {}
+        for name, entry in self.strategy_entries.items():
+            for key in COMPOSITION_KEYS:
+                value = entry.get(key)
+                named = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+                if named and all(isinstance(v, str) for v in named):
+                    parts[name] = tuple(str(v) for v in named)
+        return parts
+
+    @property
+    def enabled_strategies(self) -> tuple[str, ...] | None:
+        """``strategies.enabled``; None: every strategy is enabled (the default)."""
+        enabled = self.strategies.get(ENABLED)
+        return tuple(enabled) if enabled is not None else None
 
 
 def load_settings(

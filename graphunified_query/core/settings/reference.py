@@ -20,7 +20,7 @@ from pydantic.fields import FieldInfo
 
 from graphunified_query.core.plugins import secret_variables
 from graphunified_query.core.registry import Registry
-from graphunified_query.core.settings.model import Settings
+from graphunified_query.core.settings.model import ENABLED, Settings
 
 REFERENCE_PATH = Path(__file__).resolve().parents[3] / "docs" / "settings.md"
 COMMAND = "python -m graphunified_assets settings-reference"
@@ -68,10 +68,21 @@ def settings_docs() -> list[SettingDoc]:
 
 
 def strategy_docs() -> list[SettingDoc]:
-    """``strategies.<name>.<param>``: every registered strategy's parameters, from its model."""
+    """``strategies.enabled``, then ``strategies.<name>.<param>``: every registered strategy's
+    parameters, from its model."""
     from graphunified_query.strategies.registry import STRATEGIES  # the retrievers: only when documenting
 
-    return [
+    optional = sorted({artifact for s in STRATEGIES.values() for artifact in s.reads})
+    enabled = SettingDoc(
+        f"strategies.{ENABLED}",
+        "list of strategy names",
+        None,
+        "registered or defined in strategies",
+        "The strategies you run (unset: all). The pipeline writes empty what only the others read "
+        f"({', '.join(optional)}); asking a strategy left out is an error saying how to enable it, "
+        "and auto never routes to it.",
+    )
+    return [enabled] + [
         _doc(f"strategies.{name}.{param}", field, field.default)
         for name, strategy in STRATEGIES.items()
         for param, field in strategy.params.model_fields.items()

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from graphunified_query.core.settings.model import COMPOSITION_KEYS
 from graphunified_query.strategies.base import Retriever, RetrieverContext
 from graphunified_query.strategies.composable.combine import CombineParams, HybridCombiner
 from graphunified_query.strategies.params import StrategyParams
@@ -32,7 +33,9 @@ from graphunified_query.strategies.rerank.registry import RerankerName, make_rer
 from graphunified_query.strategies.rerank.rerank import RerankingRetriever, RerankParams
 
 # The kinds of composition: the key naming what is composed, and the composition's parameters.
-KINDS: dict[str, type[StrategyParams]] = {"combine": CombineParams, "rerank": RerankParams}
+KINDS: dict[str, type[StrategyParams]] = dict(
+    zip(COMPOSITION_KEYS, (CombineParams, RerankParams), strict=True)
+)
 STRUCTURE = frozenset({*KINDS, "reranker"})  # what is built, not per-call parameters
 
 
@@ -81,4 +84,17 @@ def composition(
     what = (
         f"{' + '.join(parts)}" if params is CombineParams else f"{parts[0]} reranked ({reranker or 'local'})"
     )
-    return Strategy(name, build, params, "composable", f"settings: {what}", structure=STRUCTURE)
+    return Strategy(
+        name, build, params, "composable", f"settings: {what}", structure=STRUCTURE, composed_of=tuple(parts)
+    )
+
+
+def with_compositions(
+    entries: Mapping[str, Mapping[str, Any]], known: Mapping[str, Strategy], inner: Callable[[str], Retriever]
+) -> dict[str, Strategy]:
+    """``known`` and the strategies the ``strategies.<name>`` ``entries`` define (`composition`)."""
+    registry = dict(known)
+    for name, entry in entries.items():
+        if is_composition(name, entry, known):
+            registry[name] = composition(name, entry, inner, known)
+    return registry
