@@ -203,7 +203,8 @@ function renderColumn(question, strategy, answer) {
   const figures = el("table", { class: "figures" },
     ...[["latency", `${number(meta.latency_ms, 0)} ms`], ["retrieval", `${number(meta.retrieval_latency_ms, 0)} ms`],
       ["tokens", number(meta.tokens_used ?? 0)], ["cost", `$${number(meta.cost_usd ?? 0, 4)}`],
-      ["LLM calls", number(meta.llm_calls ?? 0)], ["contexts", String(answer.contexts.length)]]
+      ["LLM calls", number(meta.llm_calls ?? 0)], ["contexts", String(answer.contexts.length)],
+      ["result cache", meta.result_cache || "—"]]
       .map(([name, value]) => el("tr", {}, el("th", {}, name), el("td", {}, value))));
   const cards = cited(answer).map((context, i) => el("div", {
     class: "card", "data-key": passageKey(context),
@@ -317,6 +318,10 @@ function highlight(n) {
   const part = cy.elements().filter((e) => e.data("contexts").includes(n));
   cy.elements().difference(part).addClass("faded");
   part.edges().addClass("lit");
+  if (part.length) { // a passage's few entities, large enough to read, and not more
+    cy.fit(part, 80);
+    if (cy.zoom() > 1.2) { cy.zoom(1.2); cy.center(part); }
+  }
   document.getElementById("graph-detail").textContent =
     `context [${n}]: ${part.nodes().length} entities, ${part.edges().length} relationships`;
 }
