@@ -135,21 +135,17 @@ def test_ask_compare_graph_and_docs(base_url: str, browser: Any, tmp_path: Path)
     record()
 
     # The API docs, offline: Swagger UI and ReDoc render the schema from the package's assets.
-    browser.get(f"{base_url}/docs")
-    until(
-        "Swagger UI's operations",
-        lambda: "/retrieve" in _body(browser) and "/eval/report" in _body(browser),
-        browser,
-    )
-    screenshot(browser, tmp_path, "web-api-docs.png")
-    record()
-    browser.get(f"{base_url}/redoc")
-    until(
-        "ReDoc's reference",
-        lambda: "Graph-Unified query service" in _body(browser) and "/eval/report" in _body(browser),
-        browser,
-    )
-    record()
+    for path, shows, shot in (
+        ("/docs", "/retrieve", "web-api-docs.png"),
+        ("/redoc", "Graph-Unified query", None),
+    ):
+        browser.get(base_url + path)
+        until(
+            f"{path} to render", lambda s=shows: s in (t := _body(browser)) and "/eval/report" in t, browser
+        )
+        if shot:
+            screenshot(browser, tmp_path, shot)
+        record()
 
     # Everything came from this server (the browser's own chrome:// pages aside); what tried another
     # origin (ReDoc's footer logo) the policy stopped before it left.
