@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -44,10 +45,13 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def until(what: str, probe: Callable[[], T | None], browser: Any, timeout: float = 120) -> T:
+    """``probe()`` once it is truthy; else the page's text in the failure."""
     from selenium.webdriver.support.ui import WebDriverWait
 
     try:
-        return WebDriverWait(browser, timeout, poll_frequency=0.2).until(lambda _: probe())  # type: ignore[no-any-return]
+        found = WebDriverWait(browser, timeout, poll_frequency=0.2).until(lambda _: probe())
+        assert found  # WebDriverWait returns only a truthy value
+        return found
     except Exception as error:
         text = browser.execute_script("return document.body ? document.body.innerText : ''")
         raise AssertionError(f"waited {timeout} s for {what}; the page shows:\n{text[:2000]}") from error
@@ -140,9 +144,7 @@ def test_ask_compare_graph_and_docs(base_url: str, browser: Any, tmp_path: Path)
         ("/redoc", "Graph-Unified query", None),
     ):
         browser.get(base_url + path)
-        until(
-            f"{path} to render", lambda s=shows: s in (t := _body(browser)) and "/eval/report" in t, browser
-        )
+        until(f"{path} to render", partial(_shows, browser, shows, "/eval/report"), browser)
         if shot:
             screenshot(browser, tmp_path, shot)
         record()
@@ -181,6 +183,11 @@ def test_passage_markup_is_shown_as_text(base_url: str, browser: Any) -> None:
 
 def _text(browser: Any, element_id: str) -> str:
     return str(browser.execute_script(f"return document.getElementById('{element_id}').textContent"))
+
+
+def _shows(browser: Any, *texts: str) -> bool:
+    body = _body(browser)
+    return all(text in body for text in texts)
 
 
 def _body(browser: Any) -> str:
