@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from graphunified_query.server.models import Evidence, EvidenceEdge, EvidenceNode
 from graphunified_query.snapshot.model import Snapshot
 
@@ -21,6 +23,9 @@ def evidence(snapshot: Snapshot, contexts: Sequence[Mapping[str, Any]]) -> Evide
     nodes: dict[str, EvidenceNode] = {}
     edges: dict[int, EvidenceEdge] = {}
     adjacency = snapshot.adjacency
+    # Entity rows are the adjacency's first nodes; a mask of a context's own, set and cleared per
+    # context, finds the relationships between them by indexing (np.isin per entity took 1 ms).
+    own = np.zeros(len(adjacency.starts) - 1, dtype=bool)
     for number, context in enumerate(contexts, start=1):
         rows = {
             snapshot.entity_by_title[title]: title
@@ -32,18 +37,14 @@ def evidence(snapshot: Snapshot, contexts: Sequence[Mapping[str, Any]]) -> Evide
                 title, EvidenceNode(id=title, type=str(snapshot.entities[row]["type"]), contexts=[])
             )
             _add(node.contexts, number)
-        ids = {snapshot.entities[row]["id"] for row in rows}
-        for row in rows:
-            span = adjacency.span(snapshot.entities[row]["id"])
-            for neighbour, rel_row in zip(
-                adjacency.neighbour[span], adjacency.relationship[span], strict=True
-            ):
-                if int(neighbour) >= adjacency.entity_count or adjacency.ids[neighbour] not in ids:
-                    continue
-                edge = edges.get(int(rel_row)) or edges.setdefault(
-                    int(rel_row), _edge(snapshot, int(rel_row))
-                )
+        marked = list(rows)
+        own[marked] = True
+        for row in marked:
+            span = slice(int(adjacency.starts[row]), int(adjacency.starts[row + 1]))
+            for rel_row in adjacency.relationship[span][own[adjacency.neighbour[span]]].tolist():
+                edge = edges.get(rel_row) or edges.setdefault(rel_row, _edge(snapshot, rel_row))
                 _add(edge.contexts, number)
+        own[marked] = False
     return Evidence(nodes=list(nodes.values()), edges=list(edges.values()))
 
 
