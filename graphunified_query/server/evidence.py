@@ -5,6 +5,10 @@ titles it is about or mentions) and the snapshot's graph: a context's nodes are 
 its edges the relationships between them, so a relationship context is its own edge and a
 passage shows how the entities it mentions are related. Numbers are the answer's ``[n]``: the
 contexts, then the expanded contexts.
+
+A relationship's description was extracted from all of its supporting chunks, so one over the
+request's risk ceiling taints it (as `context.facts` rules for contexts): such an edge is left out
+unless the request may see risky content (``show_risky``).
 """
 
 from __future__ import annotations
@@ -14,14 +18,21 @@ from typing import Any
 
 import numpy as np
 
+from graphunified_query.core.risk import RiskLevel, highest, within
 from graphunified_query.server.models import Evidence, EvidenceEdge, EvidenceNode
 from graphunified_query.snapshot.model import Snapshot
 
 
-def evidence(snapshot: Snapshot, contexts: Sequence[Mapping[str, Any]]) -> Evidence:
+def evidence(
+    snapshot: Snapshot,
+    contexts: Sequence[Mapping[str, Any]],
+    *,
+    max_risk_level: RiskLevel,
+    show_risky: bool = False,
+) -> Evidence:
     """The union over ``contexts`` (answer dicts, in citation order) of each one's subgraph."""
     nodes: dict[str, EvidenceNode] = {}
-    edges: dict[int, EvidenceEdge] = {}
+    edges: dict[int, EvidenceEdge | None] = {}  # None: over the risk ceiling
     adjacency = snapshot.adjacency
     # Entity rows are the adjacency's first nodes; a mask of a context's own, set and cleared per
     # context, finds the relationships between them by indexing (np.isin per entity took 1 ms).
@@ -42,14 +53,19 @@ def evidence(snapshot: Snapshot, contexts: Sequence[Mapping[str, Any]]) -> Evide
         for row in marked:
             span = slice(int(adjacency.starts[row]), int(adjacency.starts[row + 1]))
             for rel_row in adjacency.relationship[span][own[adjacency.neighbour[span]]].tolist():
-                edge = edges.get(rel_row) or edges.setdefault(rel_row, _edge(snapshot, rel_row))
-                _add(edge.contexts, number)
+                if rel_row not in edges:
+                    edges[rel_row] = _edge(snapshot, rel_row, None if show_risky else max_risk_level)
+                if (edge := edges[rel_row]) is not None:
+                    _add(edge.contexts, number)
         own[marked] = False
-    return Evidence(nodes=list(nodes.values()), edges=list(edges.values()))
+    return Evidence(nodes=list(nodes.values()), edges=[e for e in edges.values() if e is not None])
 
 
-def _edge(snapshot: Snapshot, row: int) -> EvidenceEdge:
+def _edge(snapshot: Snapshot, row: int, ceiling: RiskLevel | None) -> EvidenceEdge | None:
     rel = snapshot.relationships[row]
+    rows = snapshot.chunk_rows(tuple(rel["text_unit_ids"]))
+    if ceiling is not None and not within(highest(snapshot.chunks.risk_level(r) for r in rows), ceiling):
+        return None
     return EvidenceEdge(
         source=str(rel["source"]),
         target=str(rel["target"]),

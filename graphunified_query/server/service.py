@@ -141,7 +141,13 @@ class QueryService:
             ) from None
         answer = response.as_dict()
         cited = [*answer["contexts"], *answer["expanded_contexts"]]  # numbered as the answer's [n]
-        return answer | {"evidence": evidence(engine.snapshot, cited).model_dump()}
+        shown = evidence(
+            engine.snapshot,
+            cited,
+            max_risk_level=resolved.query.max_risk_level,
+            show_risky=resolved.query.show_risky,
+        )
+        return answer | {"evidence": shown.model_dump()}
 
 
 def _check_policy(request: QueryRequest, resolved: ResolvedRequest, server: ServerSettings) -> None:
