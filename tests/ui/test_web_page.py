@@ -1,6 +1,7 @@
 """The web page of `serve` in headless Chromium, on the sample corpus: ask, compare two strategies,
 the evidence graph, the API docs; nothing requested from another origin; passage markup shown as
-text. Screenshots go to docs/screenshots/web-*.png (docs/querying.md shows them)."""
+text; and the Eval tab on a home `eval` measured. Screenshots go to docs/screenshots/web-*.png
+(docs/querying.md shows them)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ from typing import Any, TypeVar
 
 import pytest
 
+from graphunified_query.cli import main
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.server.app import create_app
-from tests.query.conftest import index_offline
+from tests.query.conftest import OFFLINE_SETTINGS, index_offline
 from tests.serving import serving
 from tests.ui.conftest import ROOT, screenshot
 
 pytestmark = pytest.mark.browser
+EVAL_SET = ROOT / "tests" / "fixtures" / "eval_tiny"
 T = TypeVar("T")
 QUESTION = "Who founded the Hale Mill?"
 # A passage whose markup would run if the page inserted it as HTML.
@@ -42,6 +45,21 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = index_offline(corpus, root / "home")
     with serving(create_app(QueryEngine.open(home, environ={}))) as (host, port):
         yield f"http://{host}:{port}"
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """(URL, home) of a home that `eval` built and measured (eval_tiny, offline), served."""
+    home = tmp_path_factory.mktemp("web-eval") / "home"
+    home.mkdir()
+    (home / "settings.yaml").write_text(OFFLINE_SETTINGS, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DAGSTER_HOME", str(home / "dagster"))
+        patch.delenv("ANTHROPIC_API_KEY", raising=False)
+        patch.delenv("VOYAGE_API_KEY", raising=False)
+        assert main(["eval", str(EVAL_SET), "--home", str(home)]) == 0
+    with serving(create_app(QueryEngine.open(home, environ={}))) as (host, port):
+        yield f"http://{host}:{port}", home
 
 
 def until(what: str, probe: Callable[[], T | None], browser: Any, timeout: float = 120) -> T:
@@ -179,6 +197,32 @@ def test_passage_markup_is_shown_as_text(base_url: str, browser: Any) -> None:
     assert hostile and "<script>" in hostile[0] and "onerror=" in hostile[0], passages
     assert browser.execute_script("return window.__injected === undefined")
     assert not browser.find_elements(By.CSS_SELECTOR, "#ask-result script, #ask-result img")
+
+
+def test_eval_report_tab(evaluated: tuple[str, Path], browser: Any, tmp_path: Path) -> None:
+    """The home's eval results as `eval` wrote them: one row per strategy, every plot loaded."""
+    from selenium.webdriver.common.by import By
+
+    url, home = evaluated
+    results = json.loads((home / "eval" / "results.json").read_text(encoding="utf-8"))
+    browser.set_window_size(1400, 900)
+    browser.get(f"{url}/#eval")
+    rows = until("the table", lambda: browser.find_elements(By.CSS_SELECTOR, ".eval-table tbody tr"), browser)
+    assert [r.find_element(By.TAG_NAME, "th").text for r in rows] == list(results["strategies"])
+    header = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".eval-table thead th")]
+    cells = [c.text for c in rows[0].find_elements(By.TAG_NAME, "td")]
+    first = results["strategies"][rows[0].find_element(By.TAG_NAME, "th").text]
+    assert float(cells[header.index("recall@5") - 1]) == round(first["recall@5"], 3)
+    images = browser.find_elements(By.CSS_SELECTOR, "#eval-result figure img")
+    assert sorted(i.get_attribute("alt") for i in images) == sorted(
+        p.name for p in (home / "eval").glob("*.png")
+    )
+    until(
+        "every plot",
+        lambda: all(browser.execute_script("return arguments[0].naturalWidth", i) for i in images),
+        browser,
+    )
+    screenshot(browser, tmp_path, "web-eval.png")
 
 
 def _text(browser: Any, element_id: str) -> str:

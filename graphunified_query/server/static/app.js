@@ -38,7 +38,7 @@ function detailText(detail) {
 
 function number(value, digits = 3) {
   if (typeof value !== "number") return value === null || value === undefined ? "—" : String(value);
-  return Number.isInteger(value) ? String(value) : value.toFixed(digits);
+  return String(Number(value.toFixed(digits))); // 61.11, not 61.110; 100, not 100.000
 }
 
 function showTab(name) {
@@ -351,8 +351,8 @@ function renderEval(report) {
     el("h2", {}, `Evaluation: ${report.dataset}`),
     el("p", { class: "muted" }, `${report.questions_evaluated} questions`),
     el("div", { class: "scroll" }, table),
-    ...report.plots.map((name) => el("figure", {},
-      el("img", { src: `/eval/plots/${encodeURIComponent(name)}`, alt: name }), el("figcaption", {}, name))),
+    el("div", { class: "plots" }, ...report.plots.map((name) => el("figure", {},
+      el("img", { src: `/eval/plots/${encodeURIComponent(name)}`, alt: name }), el("figcaption", {}, name)))),
     report.report ? el("details", {}, el("summary", {}, "report.md"), el("pre", {}, report.report)) : null,
   ];
 }
