@@ -9,14 +9,15 @@ same guard and risk policy as any other client's. Its own routes read only the p
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
+from graphunified_query.server.guard import ASGIApp, Message, Receive, Scope, Send
 from graphunified_query.server.models import EvalReport
 
 STATIC = Path(__file__).parent / "static"
@@ -43,14 +44,7 @@ def add_page(app: FastAPI, home: Callable[[], Path]) -> None:
     """`/`, `/static/…`, `/eval/report` and `/eval/plots/{name}`; ``home`` is the served home."""
     app.mount(STATIC_URL, StaticFiles(directory=STATIC), name="static")
 
-    @app.middleware("http")
-    async def policy(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        response = await call_next(request)
-        if response.headers.get("content-type", "").startswith("text/html"):
-            docs = request.url.path in DOCS_PATHS
-            response.headers["Content-Security-Policy"] = DOCS_POLICY if docs else PAGE_POLICY
-            response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
+    app.add_middleware(PagePolicy)
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -69,6 +63,29 @@ def add_page(app: FastAPI, home: Callable[[], Path]) -> None:
         if name not in plots:  # only a listed file: a name with a path in it is never opened
             raise HTTPException(404, f"no plot {name!r} in the home's eval/ folder; plots: {sorted(plots)}")
         return FileResponse(plots[name], media_type="image/png")
+
+
+class PagePolicy:
+    """ASGI middleware: every HTML response gets its Content-Security-Policy (the API docs' or the
+    page's) and `nosniff`; JSON and assets pass untouched."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        policy = (DOCS_POLICY if scope["path"] in DOCS_PATHS else PAGE_POLICY).encode()
+
+        async def with_policy(message: Message) -> None:
+            headers = message.get("headers", []) if message["type"] == "http.response.start" else []
+            if any(k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers):
+                policies = [(b"content-security-policy", policy), (b"x-content-type-options", b"nosniff")]
+                message = {**message, "headers": [*headers, *policies]}
+            await send(message)
+
+        await self.app(scope, receive, with_policy)
 
 
 def read_report(folder: Path) -> EvalReport:
