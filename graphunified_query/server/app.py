@@ -1,4 +1,5 @@
-"""The FastAPI application: /ask, /retrieve, /strategies, /health and the generated /openapi.json."""
+"""The FastAPI application: /ask, /retrieve, /strategies, /health, the generated /openapi.json, the
+web page at / (`page`), and the API docs at /docs and /redoc served offline (fastapi-offline)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.server.guard import RequestGuard
 from graphunified_query.server.models import Health, QueryAnswer, QueryRequest, Strategies
+from graphunified_query.server.page import DOCS_STATIC_URL, add_page
 from graphunified_query.server.service import InvalidRequest, QueryService
 
 ANSWER_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -29,15 +32,19 @@ class CliJSONResponse(JSONResponse):
 
 def create_app(engine: QueryEngine) -> FastAPI:
     service = QueryService(engine)
-    app = FastAPI(
+    # Swagger UI and ReDoc from the package's own assets: FastAPI's load them from a CDN.
+    app = FastAPIOffline(
         title="Graph-Unified query service",
         version=_version(),
         description="Answers and retrieved contexts from one loaded Graph-Unified index.",
+        static_url=DOCS_STATIC_URL,
+        swagger_ui_parameters={"validatorUrl": None},  # its badge asks a validator on the web
     )
     app.state.service = service
     app.state.server_settings = engine.settings.server  # make_server reads its timeouts
     app.add_middleware(RequestGuard, settings=engine.settings.server)  # Host, body, queue, valid JSON
     _document_params(app, service)
+    add_page(app, lambda: service.current().snapshot.home)
 
     @app.exception_handler(InvalidRequest)
     async def invalid(_: Request, error: InvalidRequest) -> JSONResponse:

@@ -11,7 +11,19 @@ from graphunified_query.engine.request import (
 )  # the body of /ask and /retrieve, shared by every entry point
 from graphunified_query.strategies.registry import AUTO
 
-__all__ = ["AUTO", "Context", "Health", "QueryAnswer", "QueryRequest", "Strategies", "StrategyInfo"]
+__all__ = [
+    "AUTO",
+    "Context",
+    "EvalReport",
+    "Evidence",
+    "EvidenceEdge",
+    "EvidenceNode",
+    "Health",
+    "QueryAnswer",
+    "QueryRequest",
+    "Strategies",
+    "StrategyInfo",
+]
 
 
 class Context(BaseModel):
@@ -25,8 +37,30 @@ class Context(BaseModel):
     metadata: dict[str, Any] = Field(description="kind, chunk_ids, entities, relationships, strategy details")
 
 
+class EvidenceNode(BaseModel):
+    id: str = Field(description="the entity's title")
+    type: str
+    contexts: list[int] = Field(description="numbers (the answer's [n]) of the contexts it is behind")
+
+
+class EvidenceEdge(BaseModel):
+    source: str = Field(description="the source entity's title (a node id)")
+    target: str = Field(description="the target entity's title (a node id)")
+    type: str
+    description: str
+    contexts: list[int] = Field(description="numbers (the answer's [n]) of the contexts it is behind")
+
+
+class Evidence(BaseModel):
+    """The entities and relationships behind the contexts (`server.evidence`)."""
+
+    nodes: list[EvidenceNode] = Field(default_factory=list)
+    edges: list[EvidenceEdge] = Field(default_factory=list)
+
+
 class QueryAnswer(BaseModel):
-    """`QueryResponse.as_dict`: exactly what `python -m graphunified_query ask --json` prints."""
+    """`QueryResponse.as_dict` (exactly what `python -m graphunified_query ask --json` prints) and the
+    evidence subgraph, which only the HTTP service adds."""
 
     answer: str | None = Field(description="null when only retrieving")
     strategy: str = Field(description="the strategy that answered (the routed one for auto)")
@@ -38,6 +72,10 @@ class QueryAnswer(BaseModel):
     metadata: dict[str, Any] = Field(
         description="routing, latency_ms, tokens_used, cost_usd, llm_calls, cached (answer from the "
         "LLM cache: this call's tokens and cost are 0) and cached_tokens (what it cost when first asked), ..."
+    )
+    evidence: Evidence = Field(
+        default_factory=Evidence,
+        description="the entities each context is about or mentions, and the relationships between them",
     )
 
 
@@ -66,3 +104,17 @@ class Strategies(BaseModel):
         description="which router `auto` uses: learned (with its model's file, classes and "
         "cross-validation figures) or rule (with why a stored model was refused, if one was)",
     )
+
+
+class EvalReport(BaseModel):
+    """The home's latest evaluation (`<home>/eval/`, written by `eval`), for the web page."""
+
+    available: bool = Field(description="false when the home has no eval/results.json")
+    note: str = Field("", description="why there is no report, and what to run")
+    dataset: str = ""
+    questions_evaluated: int = 0
+    strategies: dict[str, dict[str, float | int | str | None]] = Field(
+        default_factory=dict, description="strategy -> its scalar figures in results.json"
+    )
+    report: str = Field("", description="report.md as written")
+    plots: list[str] = Field(default_factory=list, description="PNG names, served at /eval/plots/{name}")

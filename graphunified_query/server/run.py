@@ -48,7 +48,8 @@ def serve(
     app.state.service.warm_router()
     address, bound_port = listener.getsockname()[:2]
     print(
-        f"serving {home} on http://{_url_host(address)}:{bound_port} (schema: /openapi.json)", file=sys.stderr
+        f"serving {home} on http://{_url_host(address)}:{bound_port} (the web page: /, the API: /docs)",
+        file=sys.stderr,
     )
     make_server(app).run(sockets=[listener])
     return 0

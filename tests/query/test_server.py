@@ -22,7 +22,14 @@ from tests.serving import loopback_client, serving
 if TYPE_CHECKING:
     pass  # unresolvable at run time, as a retriever's type-only import would be
 
-KEYS = {"answer", "strategy", "contexts", "expanded_contexts", "metadata"}
+KEYS = {
+    "answer",
+    "strategy",
+    "contexts",
+    "expanded_contexts",
+    "metadata",
+    "evidence",
+}  # ask --json's + evidence
 CONTEXT_KEYS = {"text", "score", "source", "chunk_id", "document_id", "metadata"}
 QUESTION = "Who founded the Hale Mill?"
 # Timings differ from one call to the next; everything else in the object must not.
@@ -101,6 +108,7 @@ def test_ask_is_the_cli_json(
     argv = ["ask", QUESTION, "--strategy", "hybrid", "--top-k", "3", "--home", str(built_home), "--json"]
     assert main(argv) == 0
     printed = json.loads(capsys.readouterr().out)
+    assert set(served.pop("evidence")) == {"nodes", "edges"}  # what only the service adds
     for payload in (served, printed):
         for key in (*TIMINGS, "result_cache"):  # the server's cache may hold it; a fresh CLI's not
             payload["metadata"].pop(key)

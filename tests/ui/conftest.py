@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 BROWSER_ENV = "GRAPHUNIFIED_BROWSER_TESTS"
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+SCREENSHOTS = ROOT / "docs" / "screenshots"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -20,3 +27,48 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "browser" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.fail("Debian's chromium and chromium-driver are missing: run `make browser-deps` as root")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1600,1100",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+    ):
+        options.add_argument(flag)
+    # An explicit driver path: Selenium Manager never looks for (or downloads) a browser.
+    # What the page requested and logged: the web page's test checks nothing left this machine.
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def screenshot(browser: Any, tmp_path: Path, name: str) -> None:
+    """Into the test's files and, as the docs' picture, docs/screenshots/."""
+    shot = tmp_path / name
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 20_000
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    from PIL import Image  # matplotlib's dependency
+
+    # 256 colours: a page's flat colours survive, and the committed PNG is a third of the size.
+    with Image.open(shot) as image:
+        image.convert("RGB").quantize(256).save(SCREENSHOTS / name, optimize=True)

@@ -3,7 +3,6 @@ the UI launches them (its GraphQL API), the run page's live log, and screenshots
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from tests.conftest import SAMPLE_DOCS
+from tests.ui.conftest import screenshot
 from tests.ui.dagster_dev import (
     FINISHED,
     LOCATION,
@@ -25,10 +25,6 @@ from tests.ui.dagster_dev import (
     wait,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-SCREENSHOTS = ROOT / "docs" / "screenshots"
 DIALOG = "Join the Dagster community"
 PIPELINE_ASSETS = ("documents", "chunks", "chunk_embeddings", "extractions", "entities", "chunk_vectors")
 SENSORS = ("new_documents_sensor", "global_tables_automation")
@@ -43,37 +39,6 @@ def server(tmp_path: Path) -> Iterator[DagsterDev]:
     inputs.mkdir()
     with dagster_dev(tmp_path / "home", inputs, tmp_path / "dagster-dev.log") as running:
         yield running
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Any]:
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.fail("Debian's chromium and chromium-driver are missing: run `make browser-deps` as root")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1600,1100",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-    ):
-        options.add_argument(flag)
-    # An explicit driver path: Selenium Manager never looks for (or downloads) a browser.
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(60)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def _write_inputs(inputs: Path) -> list[str]:
@@ -138,14 +103,6 @@ def _open_asset_graph(browser: Any, url: str) -> str:
     return text
 
 
-def _screenshot(browser: Any, tmp_path: Path, name: str) -> None:
-    """Into the test's files and, as the README's picture, docs/screenshots/."""
-    shot = tmp_path / name
-    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 20_000
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(shot, SCREENSHOTS / name)
-
-
 def test_ui_lists_assets_materializes_the_corpus_and_screenshots(
     server: DagsterDev, browser: Any, tmp_path: Path
 ) -> None:
@@ -167,7 +124,7 @@ def test_ui_lists_assets_materializes_the_corpus_and_screenshots(
     _open_asset_graph(browser, server.url)
     time.sleep(3)  # let the layout settle before the picture
     assert DIALOG not in _page_text(browser)
-    _screenshot(browser, tmp_path, "asset-graph.png")
+    screenshot(browser, tmp_path, "asset-graph.png")
 
 
 def test_ui_single_document_run_streams_its_log_and_runs_like_the_cli(
@@ -217,7 +174,7 @@ def test_ui_single_document_run_streams_its_log_and_runs_like_the_cli(
                 60,
                 0.5,
             )
-            _screenshot(browser, tmp_path, "run-page-live.png")
+            screenshot(browser, tmp_path, "run-page-live.png")
         finally:
             pools.free_concurrency_slot_for_step(holder, "hold")
     _succeeded(server, run_id, 300)
