@@ -28,8 +28,9 @@ def test_the_labelled_set_is_large_and_varied() -> None:
 
 def test_held_back_recall_is_at_least_90_percent_at_at_most_5_percent_false_positives() -> None:
     report, _ = evaluate("held")
-    assert report["recall"] >= 0.90, report
-    assert report["false_positive_rate"] <= 0.05, report
+    own = report["corpora"]["own"]  # type: ignore[index]
+    assert own["recall"] >= 0.90, own
+    assert own["false_positive_rate"] <= 0.05, own
 
 
 @pytest.mark.parametrize(
