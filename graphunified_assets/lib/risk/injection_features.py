@@ -201,7 +201,7 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
             rf"|orders"
             rf"|statements|input|conversation|messages|answers)\b"
             rf"|\b(?:forget|ignore|disregard) (?:about )?(?:everything|all (?:of )?(?:that|this|the above)"
-            rf"|the above)"
+            rf"|(?:the )?above)"
             rf"(?: (?:you (?:know|were told|have been told)|(?:we|i) (?:discussed|said)(?: \w+)?"
             rf"|before(?:hand)?"
             rf"|so far))?[,.;:!]? (?:and )?(?:now |then |just )?(?:say|write|print|output|tell|answer"
@@ -245,6 +245,7 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
         3,  # the opener of role prompts
         re.compile(
             r"\bi want you to (?:act|pretend|play|behave|roleplay|role-play|respond|answer) (?:as|like)\b"
+            r"|\byou are (?:now )?(?:role-?playing|acting|playing) as\b"
             r"|\bich möchte, dass (?:sie|du) als\b(?: \S+){0,6}? (?:fungieren|fungierst|agieren|agierst)\b"
         ),
     ),
@@ -267,7 +268,11 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
     "answer_shaping": (
         2,  # an instruction about "your response" (BIPIA's indirect attacks): e-mails say it too
         re.compile(
-            r"(?:^|[.!?] )(?:please )?(?:add|include|integrate|insert|append|incorporate|mention|use|misspell"
+            r"(?:^|[.!?] )(?:please )?"
+            r"(?:provide|modify|augment|enhance|convert|alter|adjust|rewrite|present) "
+            r"your (?:response|answer|reply)\b"
+            r"|(?:^|[.!?] )(?:please )?"
+            r"(?:add|include|integrate|insert|append|incorporate|mention|use|misspell"
             r"|substitute|replace|rearrange|group|modify|write|tease|promote|end|begin|start|format"
             r"|express)\b"
             r"[^.!?\n]{0,80}? (?:in|to|into|of|within|throughout) your (?:response|answer|reply|output)\b"
@@ -338,7 +343,7 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
             r"|\b(?:obigen|vorherigen|bisherigen) (?:\w+ ){0,2}?(?:ignorieren|vergessen)\b"
             r"|\babweichend zu (?:den )?vorherigen (?:instruktionen|anweisungen)\b"
             r"|\baus dem kopf (?:zu )?streichen\b"
-            r"|\bzaboravi sve\b|\bolvid[ae] todo\b"
+            r"|\bzaboravi sve\b|\bolvid[ae] todo\b|\bvorherigen informationen hinter sich\b"
             r"|\b(?:ignorez|ignorer|oubliez|ignoriere|ignorieren|vergiss|ignora|olvida|dimentica|negeer"
             r"|zignoruj)\b"
             r"(?:[ ,]+\w+){0,4}?[ ,]+(?:instructions|prompt)\b"
