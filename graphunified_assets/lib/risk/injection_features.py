@@ -96,7 +96,7 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
         ),
     ),
     "turns": (
-        3,  # two speaker turns in a row: a fake conversation
+        1,  # two speaker turns in a row: a fake conversation, or a help-desk FAQ: needs company
         re.compile(
             r"^[^\S\n]*(?:human|user|system)[^\S\n]*:.*\n[^\S\n]*(?:assistant|ai|model|human|user)[^\S\n]*:"
             r"|^[^\S\n]*(?:assistant|ai)[^\S\n]*:.*\n[^\S\n]*(?:human|user)[^\S\n]*:",
@@ -106,10 +106,12 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
     "role_line": (
         2,  # a line opening a system turn ("System: the assistant now …"), not "System: 230 V"
         re.compile(
-            r"^[^\S\n]*system[^\S\n]*:[^\S\n]*(?:you|the (?:assistant|model|ai)|respond|answer"
+            r"^[^\S\n]*system[^\S\n]*:[^\S\n]*(?:you|the (?:assistant|model|ai)|respond|answer|reveal|print"
+            r"|say"
             r"|ignore|the conversation|from now|new|override|reply)"
             r"|^[^\S\n]*assistant[^\S\n]*:[^\S\n]*(?:ignore|from now|new (?:instructions|rules)|override"
-            r"|(?:sure|ok|okay)[,!.]? here (?:is|are) (?:my|the) (?:system prompt|instructions))",
+            r"|(?:sure|ok|okay)[,!.]? here (?:is|are) (?:my|the) (?:system prompt|instructions)"
+            r"|(?:sure|ok|okay|understood)[,!.]? i(?:'ll| will) (?:now )?(?:ignore|disregard|forget))",
             re.MULTILINE,
         ),
     ),
@@ -276,7 +278,8 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
             r"|substitute|replace|rearrange|group|modify|write|tease|promote|end|begin|start|format"
             r"|express)\b"
             r"[^.!?\n]{0,80}? (?:in|to|into|of|within|throughout) your (?:response|answer|reply|output)\b"
-            r"|(?:^|[.!?] )in your (?:response|answer|reply),",
+            # not "In your reply, include the order number": e-mails ask that of people
+            r"|(?:^|[.!?] )in your (?:response|answer|summary),",
             re.MULTILINE,
         ),
     ),
@@ -321,7 +324,7 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
     "directive": (
         1,
         re.compile(
-            r"\b(?:tell the user|tell them|in your (?:answer|reply|response|summary)|respond only|reply only|"
+            r"\b(?:tell the user|tell them|in your summary|respond only|reply only|"
             r"answer only|answer every question|begin every answer|always (?:say|claim|answer|respond"
             r"|recommend)|"
             r"instead\b)"
