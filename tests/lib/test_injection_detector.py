@@ -6,8 +6,6 @@ policy); the false-positive rate is the share of look-alikes rated "high".
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from bench.injection import evaluate, is_flagged
@@ -67,17 +65,3 @@ def test_disguises_are_undone_before_matching(disguised: str, plain: str) -> Non
 )
 def test_each_form_the_issue_names_is_high(text: str) -> None:
     assert is_flagged(text)
-
-
-@pytest.mark.parametrize("unit", ["ignore ", "a ", "<a", "# x ", "ignore all previous "])
-def test_scanning_is_linear_in_the_length_of_a_single_line(unit: str) -> None:
-    """Ten times the text takes about ten times as long (a quadratic scan would take a hundred)."""
-
-    def seconds(size: int) -> float:
-        line = unit * (size // len(unit))
-        started = time.perf_counter()
-        is_flagged(line)
-        return time.perf_counter() - started
-
-    small, large = seconds(100_000), seconds(1_000_000)
-    assert large < 25 * max(small, 0.01), (small, large)

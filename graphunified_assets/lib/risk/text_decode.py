@@ -17,7 +17,7 @@ import re
 from graphunified_assets.lib.risk.text_normalize import normalize
 
 # A base64 blob: 20+ characters of its alphabet (the standard or URL-safe one), optional padding.
-_BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{20,}={0,2}(?![\w+/=-])")
+_BASE64 = re.compile(r"(?<![\w+/-])[A-Za-z0-9+/_-]{20,}={0,2}(?![\w+/=-])")
 MAX_BLOBS = 32  # decoded per text: enough for any message, bounded for a document of blobs
 MAX_BLOB_CHARS = 16_384
 _PRINTABLE_SHARE = 0.9
