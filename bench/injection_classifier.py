@@ -1,4 +1,4 @@
-"""Benchmark: a packaged prompt-injection classifier beside the feature detector, and the two fused; prints JSON.
+"""Benchmark: a packaged prompt-injection classifier beside the feature detector, and both fused; prints JSON.
 
     pip install metatronnanoguard   # NanoGuard 0.1.0: weights inside the wheel; needs torch, tiktoken
     python bench/injection_classifier.py [--limit N]
