@@ -25,8 +25,8 @@ THRESHOLDS = (0.5, 0.7, 0.9, 0.95, 0.99, 0.999)
 
 def load_classifier() -> Any:
     try:
-        import torch  # type: ignore[import-not-found]  # only for this measurement, not a dependency
-        from nanoguard.scanner import NanoGuard  # type: ignore[import-not-found]
+        import torch  # only for this measurement: neither is a dependency of the project
+        from nanoguard.scanner import NanoGuard
     except ImportError:
         sys.exit("bench/injection_classifier.py: NanoGuard is not installed; pip install metatronnanoguard")
     torch.set_num_threads(1)  # the machine is shared; one thread is also what a pipeline step gets
