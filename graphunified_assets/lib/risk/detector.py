@@ -8,14 +8,18 @@ What is looked for, and at what level:
   NFKC, Cyrillic/Greek look-alikes in Latin words mapped, spaced-out letters joined, invisible
   characters dropped), then scored by ``injection_features``: overriding the instructions,
   persona switches, chat-template and fake-turn markers, text addressed to "the AI/assistant/
-  model", exfiltration requests, the same in other languages.
+  model", exfiltration requests (also through markdown-image URLs), the same in other languages.
+  Each reading a model decodes is scored too (``text_decode``: base64 blobs, leetspeak, words
+  split by line breaks, hyphens or spaces), and the junction of two consecutive chunks is judged
+  as one text, so an instruction split between them flags both.
   high:   a score of ``injection_features.THRESHOLD`` or more; Unicode tag characters
           (U+E0000-E007F, invisible ASCII look-alikes used to smuggle instructions).
   medium: zero-width or bidi-control characters inside the text.
   low:    any other HTML comment.
 ``hidden_text`` — high (so the default query policy leaves it out): an element hidden by its own
-  style (``display:none``, ``visibility:hidden``, ``font-size:0``, ``opacity:0``, white text) or
-  ``hidden`` attribute, an HTML comment speaking to the model, a run of invisible characters.
+  style (``display:none``, ``visibility:hidden``, ``font-size:0``, ``opacity:0``, white text, tiny
+  text under 3 px, off screen at -1000 px or more, clipped or scaled to nothing) or ``hidden``
+  attribute, an HTML comment speaking to the model, a run of invisible characters.
 ``suspicious_links`` — links a reader would not expect to follow.
   high:   ``javascript:`` / ``vbscript:`` URLs (also entity-encoded or split by tabs, as browsers read
           them), ``data:text/html`` URLs.

@@ -9,8 +9,11 @@ speech ("tricked into ignoring their instructions") use other verb forms and do 
 
 The phrase lists cover the common chat templates (ChatML, Llama 2/3, Gemma, Alpaca, Anthropic's
 Human/Assistant), jailbreak personas, exfiltration requests, and "ignore the instructions" in
-the most used languages. Tuned on part of tests/fixtures/injection (see its SOURCES.md), checked
-on the rest.
+the most used languages. A transcript of ``User:``/``Assistant:`` turns alone is a help-desk FAQ,
+not an injection: it needs company. Tuned on the tune parts of tests/fixtures/injection and of
+the public corpora in bench/data/injection (deepset's train split, BIPIA's train attacks, half of
+the ordinary documents), checked on their held parts: ``python bench/injection.py``.
+``text_score`` scores every reading of a text (``text_decode``) and its split phrases.
 """
 
 from __future__ import annotations
