@@ -207,14 +207,17 @@ def _injection_hits(text: str) -> list[Hit]:
         hits.append((HIDDEN_TEXT, "high"))
     elif INVISIBLE.search(text.lstrip("\ufeff")):
         hits.append((PROMPT_INJECTION, "medium"))
-    if text_score(text) >= THRESHOLD:  # any reading: the normal form, leetspeak, base64, split words
+    score = text_score(text)  # the best of every reading: normal form, leetspeak, base64, split words
+    if score >= THRESHOLD:
         hits.append((PROMPT_INJECTION, "high"))
     normal = normalize(text)
     if _hidden_element(normal):
         hits.append((HIDDEN_TEXT, "high"))
     for comment in _HTML_COMMENT.finditer(normal):
         body = comment.group(1)
-        if _MODEL_WORDS.search(body) or injection_score(body) >= 2:  # a comment speaking to the model
+        # a comment speaking to the model; its body scores no more than the whole text, so a text
+        # scoring under 2 needs no second scan (an unclosed "<!--" made the body the whole text)
+        if _MODEL_WORDS.search(body) or (score >= 2 and injection_score(body) >= 2):
             hits.append((HIDDEN_TEXT, "high"))
         else:
             hits.append((PROMPT_INJECTION, "low"))

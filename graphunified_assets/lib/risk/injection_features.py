@@ -55,7 +55,7 @@ _SECRET_PARAMETER = (
 _LINK_SECRET = r"(?:secret|password|passwd|history|chat|conversation|prompt|memory|exfil|leak|payload)"
 _QUERY = r"[^)\s]{0,300}?[?&]"
 _EXFIL_IMAGE = (
-    rf"!\[[^\]\n]{{0,300}}\]\(\s{{0,3}}https?://(?:[^)\s]{{0,300}}?{_PLACEHOLDER}"
+    rf"!\[[^\]\n]{{0,100}}\]\(\s{{0,3}}https?://(?:[^)\s]{{0,300}}?{_PLACEHOLDER}"
     rf"|{_QUERY}(?:q|data|d|p|c|x|s|u|m|info|msg|message|text|content|summary|user|email"
     rf"|{_SECRET_PARAMETER})=)"
 )
@@ -67,9 +67,9 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
     "override": (
         3,
         re.compile(
-            rf"{_NEGATED}\b{_VERB} (?:(?:all|any|every) )?(?:of )?(?:the |your |my )?"
+            rf"\b{_NEGATED}{_VERB} (?:(?:all|any|every) )?(?:of )?(?:the |your |my )?"
             rf"(?:(?:{_QUALIFIER})(?: and | or |, | ))+(?:[\w-]+ )?{_TARGET}\b"
-            rf"|{_NEGATED}\b{_VERB} (?:the |all |any |your )?{_TARGET} (?:above|before|so far|you (?:were"
+            rf"|\b{_NEGATED}{_VERB} (?:the |all |any |your )?{_TARGET} (?:above|before|so far|you (?:were"
             rf"|have been) given|"
             rf"you received|in your system prompt)"
             rf"|\bforget (?:everything|all|what) (?:you were told|above|before|that came before|prior)"
@@ -163,7 +163,7 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
     "exfiltration": (
         3,
         re.compile(
-            rf"{_NEGATED}\b(?:reveal|print|show|output|repeat|leak|disclose|display|tell me|give me|share"
+            rf"\b{_NEGATED}(?:reveal|print|show|output|repeat|leak|disclose|display|tell me|give me|share"
             rf"|send|"
             rf"email|forward|dump|list|encode|write out|spell out) {_WORDS}"
             rf"(?:(?:your|the) {_SECRET_QUALIFIERS}(?:system prompt|prompt|instructions|configuration"
@@ -173,7 +173,7 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
             rf"above this line|secrets|credentials|chat history|conversation so far|customer database|"
             rf"(?:the )?user'?s? (?:\w+ )?(?:messages|email address|data|conversation|api keys?|history)|"
             rf"private ones|internal notes)"
-            rf"|{_NEGATED}\bwhat (?:is|are|were) your {_SECRET_QUALIFIERS}(?:system prompt|prompt"
+            rf"|\b{_NEGATED}what (?:is|are|were) your {_SECRET_QUALIFIERS}(?:system prompt|prompt"
             rf"|instructions"
             rf"|configuration|api keys?|password|context|rules)\b"  # not "what is the password policy"
             rf"|\b(?:verbatim|word for word)\b.{{0,40}}$|\bwhat were you told\b"
@@ -201,7 +201,7 @@ FEATURES: dict[str, tuple[int, re.Pattern[str]]] = {
     "reset": (
         3,  # "forget everything and …", "remove all previous tasks": the earlier task is to be dropped
         re.compile(
-            rf"{_NEGATED}\b(?:forget|ignore|disregard|drop|erase|remove|leave|delete)\b(?: \w+){{0,3}}? "
+            rf"\b{_NEGATED}(?:forget|ignore|disregard|drop|erase|remove|leave|delete)\b(?: \w+){{0,3}}? "
             rf"(?:previous|prior|preceding|above|earlier|former) (?:tasks|assignments|commands|information"
             rf"|orders"
             rf"|statements|input|conversation|messages|answers)\b"
