@@ -207,10 +207,10 @@ def _injection_hits(text: str) -> list[Hit]:
         hits.append((HIDDEN_TEXT, "high"))
     elif INVISIBLE.search(text.lstrip("\ufeff")):
         hits.append((PROMPT_INJECTION, "medium"))
-    score = text_score(text)  # the best of every reading: normal form, leetspeak, base64, split words
+    normal = normalize(text)
+    score = text_score(text, normal)  # the best of every reading: normal form, leetspeak, base64, split words
     if score >= THRESHOLD:
         hits.append((PROMPT_INJECTION, "high"))
-    normal = normalize(text)
     if _hidden_element(normal):
         hits.append((HIDDEN_TEXT, "high"))
     for comment in _HTML_COMMENT.finditer(normal):

@@ -392,9 +392,9 @@ _SPLIT_PHRASES = re.compile(
 )
 
 
-def text_score(text: str) -> int:
+def text_score(text: str, normal: str | None = None) -> int:
     """The highest score of any reading of ``text`` (``text_decode.readings``), split phrases rejoined."""
-    found = readings(text)
+    found = readings(text, normal)
     best = max(injection_score(reading) for reading in found)
     if best < THRESHOLD and any(_SPLIT_PHRASES.search(squashed(reading)) for reading in found):
         return THRESHOLD

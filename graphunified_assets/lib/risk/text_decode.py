@@ -26,16 +26,18 @@ _LEET = str.maketrans("013457@$", "oieastas")
 _TOKEN = re.compile(r"[\w@$]+")  # whole tokens, each matched once: linear
 _HAS_LETTER = re.compile(r"[^\W\d_]")
 _HAS_LEET = re.compile(r"[013457@$]")
+# A leet sign between two letters ("n0r", "r3v"): "1st", "4th", "10am" or "mp3" have none, so an
+# ordinary text is not scored a second time for its ordinals and units.
+_LEET_INSIDE = re.compile(r"[^\W\d_][013457@$]+[^\W\d_]")
 _NOT_LETTERS = re.compile(r"[^a-z]+")
 
 
-def readings(text: str) -> list[str]:
-    """The normal form first, then leetspeak read as letters and decoded base64 blobs (if any)."""
-    normal = normalize(text)
+def readings(text: str, normal: str | None = None) -> list[str]:
+    """The normal form (``normal``, if already made) first, then leetspeak and base64 blobs decoded."""
+    normal = normalize(text) if normal is None else normal
     found = [normal]
-    unleeted = _TOKEN.sub(_unleet, normal)
-    if unleeted != normal:
-        found.append(unleeted)
+    if _LEET_INSIDE.search(normal):
+        found.append(_TOKEN.sub(_unleet, normal))
     found += [normalize(decoded) for decoded in decoded_blobs(text)]
     return found
 
