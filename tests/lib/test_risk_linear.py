@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from bench.injection import is_flagged
 from graphunified_assets.lib.risk.detector import scan_text
 
 SIZE = 64 * 1024
@@ -35,6 +36,33 @@ def test_64kb_of_a_repeated_fragment_scans_in_seconds(name: str) -> None:
     started = time.perf_counter()
     scan_text(text)
     assert time.perf_counter() - started < 3.0  # the quadratic patterns took 40 s and more here
+
+
+# Fragments each reading and pattern of the injection check dwells on: phrase starts, tags and
+# headings, base64's alphabet, leetspeak, split words, image URLs, CSS, transcripts.
+UNITS = (
+    "ignore ", "a ", "<a", "# x ", "ignore all previous ", "QUJD", "1gn0r3 ", "![a](https://x.example/p.png?",
+    "ign\nore ", "forget ", '<a style="font-size:', "in your response ", "User: x\nAssistant: y\n",
+)  # fmt: skip
+
+
+def hostile_document(size: int) -> str:
+    """Every unit repeated over an equal share of ``size`` characters, one after another."""
+    return "".join(unit * (size // len(UNITS) // len(unit)) for unit in UNITS)
+
+
+def test_a_256kb_hostile_document_scans_in_linear_time() -> None:
+    """Ten times the text takes about ten times as long: a quadratic scan would take a hundred."""
+
+    def seconds(size: int) -> float:
+        text = hostile_document(size)
+        started = time.perf_counter()
+        assert is_flagged(text)  # it says "ignore all previous …": judged, not skipped
+        return time.perf_counter() - started
+
+    small, large = seconds(25_600), seconds(256_000)
+    assert large < 25 * max(small, 0.05), (small, large)
+    assert large < 60.0  # generous for a loaded machine; the quadratic pattern took 41.5 s alone
 
 
 def test_hidden_elements_are_still_found_after_the_rewrite() -> None:

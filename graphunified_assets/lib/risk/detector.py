@@ -8,14 +8,18 @@ What is looked for, and at what level:
   NFKC, Cyrillic/Greek look-alikes in Latin words mapped, spaced-out letters joined, invisible
   characters dropped), then scored by ``injection_features``: overriding the instructions,
   persona switches, chat-template and fake-turn markers, text addressed to "the AI/assistant/
-  model", exfiltration requests, the same in other languages.
+  model", exfiltration requests (also through markdown-image URLs), the same in other languages.
+  Each reading a model decodes is scored too (``text_decode``: base64 blobs, leetspeak, words
+  split by line breaks, hyphens or spaces), and the junction of two consecutive chunks is judged
+  as one text, so an instruction split between them flags both.
   high:   a score of ``injection_features.THRESHOLD`` or more; Unicode tag characters
           (U+E0000-E007F, invisible ASCII look-alikes used to smuggle instructions).
   medium: zero-width or bidi-control characters inside the text.
   low:    any other HTML comment.
 ``hidden_text`` — high (so the default query policy leaves it out): an element hidden by its own
-  style (``display:none``, ``visibility:hidden``, ``font-size:0``, ``opacity:0``, white text) or
-  ``hidden`` attribute, an HTML comment speaking to the model, a run of invisible characters.
+  style (``display:none``, ``visibility:hidden``, ``font-size:0``, ``opacity:0``, white text, tiny
+  text under 3 px, off screen at -1000 px or more, clipped or scaled to nothing) or ``hidden``
+  attribute, an HTML comment speaking to the model, a run of invisible characters.
 ``suspicious_links`` — links a reader would not expect to follow.
   high:   ``javascript:`` / ``vbscript:`` URLs (also entity-encoded or split by tabs, as browsers read
           them), ``data:text/html`` URLs.
@@ -42,7 +46,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from graphunified_assets.lib.risk.injection_features import THRESHOLD, injection_score
+from graphunified_assets.lib.risk.injection_features import THRESHOLD, injection_score, text_score
 from graphunified_assets.lib.risk.text_normalize import INVISIBLE, TAG_CHARACTERS, normalize
 from graphunified_query.core.risk import (
     DOCUMENT_BLOCKED,
@@ -58,6 +62,7 @@ from graphunified_query.core.risk import (
 from graphunified_query.core.settings.model import RiskSettings
 
 Hit = tuple[str, RiskLevel]  # (flag name, level)
+BOUNDARY_REACH = 300  # characters each side of a chunk junction judged together
 
 # --- prompt injection and hidden text ----------------------------------------------------------
 
@@ -71,7 +76,14 @@ _TAG = re.compile(r"<[a-z][\w-]*\b([^<>]{0,400})", re.IGNORECASE)
 _STYLE = re.compile(r"\bstyle\s*=\s*[\"']?([^\"'<>]{0,300})", re.IGNORECASE)
 _HIDING_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:\.0+)?(?:px|em|rem|pt|%)?\s*(?:[;}]|$)"
-    r"|opacity\s*:\s*0(?:\.0+)?\s*(?:[;}]|$)|color\s*:\s*(?:white|#fff\b|#ffffff\b|transparent)",
+    r"|opacity\s*:\s*0(?:\.0+)?\s*(?:[;}]|$)|color\s*:\s*(?:white|#fff\b|#ffffff\b|transparent)"
+    # tiny text: under 3 px/pt, or a tenth of the font (0.1em, 5%)
+    r"|font-size\s*:\s*(?:[0-2](?:\.\d+)?|\.\d+)\s*(?:px|pt)|font-size\s*:\s*0?\.0*[01]\d*\s*(?:em|rem)"
+    r"|font-size\s*:\s*[0-9](?:\.\d+)?\s*%"
+    # off screen: pushed a thousand pixels out, clipped to nothing, scaled to nothing
+    r"|(?:left|top|right|bottom|text-indent|margin-left|margin-top)\s*:\s*-\s*\d{3,}"
+    r"|clip\s*:\s*rect\(\s*0\D{0,8}0\D{0,8}0\D{0,8}0|clip-path\s*:\s*inset\(\s*(?:50|100)\s*%"
+    r"|transform\s*:\s*scale\(\s*0(?:\.0+)?\s*\)",
     re.IGNORECASE,
 )
 _HIDDEN_ATTRIBUTE = re.compile(r"\shidden(?:\s*=\s*[\"']?hidden)?(?:[\s/]|$)", re.IGNORECASE)
@@ -126,9 +138,13 @@ def assess_document(
     """The risk of each chunk of one document; ``spans`` are the chunks' (start, end) offsets."""
     oversized = list(_oversized_blocks(text, settings))  # in text order, not overlapping
     ends = [b_end for _, _, b_end in oversized]
-    hits = []
-    for start, end in spans:
+    hits: list[list[Hit]] = []
+    for index, (start, end) in enumerate(spans):
         found = scan_text(text[start:end])
+        if index:  # the text around the junction with the previous chunk (and their overlap)
+            previous_start, previous_end = spans[index - 1]
+            low = max(previous_start, min(start, previous_end) - BOUNDARY_REACH)
+            _join_boundary(hits[-1], found, text[low : min(end, max(start, previous_end) + BOUNDARY_REACH)])
         # Blocks overlapping the span: from the first ending after its start (no scan of them all,
         # which made a document of many long paragraphs quadratic).
         for hit, b_start, _ in oversized[bisect.bisect_right(ends, start) :]:
@@ -142,7 +158,21 @@ def assess_document(
 def assess_chunk_texts(document_id: str, texts: Sequence[str], settings: RiskSettings) -> list[ChunkRisk]:
     """The same flags for chunks without offsets (GraphRAG imports): structure is judged per chunk."""
     hits = [scan_text(text) + [hit for hit, _, _ in _oversized_blocks(text, settings)] for text in texts]
+    for index in range(1, len(texts)):
+        _join_boundary(
+            hits[index - 1],
+            hits[index],
+            f"{texts[index - 1][-BOUNDARY_REACH:]} {texts[index][:BOUNDARY_REACH]}",
+        )
     return _with_document_flags(document_id, hits, settings)
+
+
+def _join_boundary(before: list[Hit], after: list[Hit], junction: str) -> None:
+    """Flag both chunks when an instruction split between them reads as one across their junction."""
+    injected: Hit = (PROMPT_INJECTION, "high")
+    if injected not in before and injected not in after and text_score(junction) >= THRESHOLD:
+        before.append(injected)
+        after.append(injected)
 
 
 def scan_text(text: str) -> list[Hit]:
@@ -178,13 +208,16 @@ def _injection_hits(text: str) -> list[Hit]:
     elif INVISIBLE.search(text.lstrip("\ufeff")):
         hits.append((PROMPT_INJECTION, "medium"))
     normal = normalize(text)
-    if injection_score(normal) >= THRESHOLD:
+    score = text_score(text, normal)  # the best of every reading: normal form, leetspeak, base64, split words
+    if score >= THRESHOLD:
         hits.append((PROMPT_INJECTION, "high"))
     if _hidden_element(normal):
         hits.append((HIDDEN_TEXT, "high"))
     for comment in _HTML_COMMENT.finditer(normal):
         body = comment.group(1)
-        if _MODEL_WORDS.search(body) or injection_score(body) >= 2:  # a comment speaking to the model
+        # a comment speaking to the model; its body scores no more than the whole text, so a text
+        # scoring under 2 needs no second scan (an unclosed "<!--" made the body the whole text)
+        if _MODEL_WORDS.search(body) or (score >= 2 and injection_score(body) >= 2):
             hits.append((HIDDEN_TEXT, "high"))
         else:
             hits.append((PROMPT_INJECTION, "low"))
