@@ -35,7 +35,8 @@ def test_64kb_of_a_repeated_fragment_scans_in_seconds(name: str) -> None:
     text = fragment * (SIZE // len(fragment))
     started = time.perf_counter()
     scan_text(text)
-    assert time.perf_counter() - started < 3.0  # the quadratic patterns took 40 s and more here
+    # Generous for a loaded shared machine (2.4 s seen at load 20); the quadratic patterns took 40 s.
+    assert time.perf_counter() - started < 15.0
 
 
 # Fragments each reading and pattern of the injection check dwells on: phrase starts, tags and
