@@ -160,6 +160,7 @@ def relationships_table(
                 "source_id": source,
                 "target_id": target,
                 "type": RELATIONSHIP_TYPE,
+                "keywords": list(r.get("keywords") or []),  # GraphRAG has none; LightRAG's edges do
             }
         )
     return pa.Table.from_pylist(rows, schema=RELATIONSHIPS_SCHEMA), relationships.num_rows - len(rows)

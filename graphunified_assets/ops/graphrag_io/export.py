@@ -33,18 +33,19 @@ from graphunified_query.core.tables import CHUNKS_SCHEMA, DOCUMENTS_SCHEMA
 class ExportReport:
     folder: Path
     rows: dict[str, int]
+    what: str = "GraphRAG v3 tables"
 
     def summary(self) -> str:
         counts = ", ".join(f"{n} {table}" for table, n in self.rows.items())
-        return f"exported GraphRAG v3 tables to {self.folder}: {counts}"
+        return f"exported {self.what} to {self.folder}: {counts}"
 
 
 def export_graphrag(home: Path, out: Path) -> ExportReport:
     """Write ``out/{documents,text_units,entities,...}.parquet``, ``stats.json`` and ``context.json``."""
     layout = HomeLayout.at(home)
     hint = f"python -m graphunified_assets index --home {home}"
-    documents = _per_document(layout, DOCUMENTS, DOCUMENTS_SCHEMA, hint).sort_by("id")
-    chunks = _per_document(layout, CHUNKS, CHUNKS_SCHEMA, hint).sort_by(
+    documents = per_document_table(layout, DOCUMENTS, DOCUMENTS_SCHEMA, hint).sort_by("id")
+    chunks = per_document_table(layout, CHUNKS, CHUNKS_SCHEMA, hint).sort_by(
         [("document_id", "ascending"), ("chunk_index", "ascending")]
     )
     entities, relationships, communities, reports = (
@@ -80,7 +81,7 @@ def export_graphrag(home: Path, out: Path) -> ExportReport:
     return ExportReport(out, {name: table.num_rows for name, table in tables.items()})
 
 
-def _per_document(layout: HomeLayout, table: str, schema: pa.Schema, hint: str) -> pa.Table:
+def per_document_table(layout: HomeLayout, table: str, schema: pa.Schema, hint: str) -> pa.Table:
     paths = sorted(layout.partition_dir(table).glob("*.parquet"))
     if not paths:
         raise StoreError(f"{layout.partition_dir(table)} holds no documents; build the index with `{hint}`.")
