@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import lancedb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -18,6 +21,8 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.ops.graphrag_io import GraphRAGFormatError, export_graphrag, import_graphrag
 from graphunified_assets.ops.graphrag_io.communities import communities_table
 from graphunified_assets.ops.graphrag_io.convert import documents_table
+from graphunified_assets.ops.graphrag_io.import_ import convert_tables
+from graphunified_assets.ops.graphrag_io.read import read_graphrag
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import StoreError
 from tests.conftest import SAMPLE_DOCS, voyage_resource
@@ -100,6 +105,67 @@ def test_export_writes_graphrag_v3_tables(indexed: Path, exported: Path) -> None
     assert all({r["source"], r["target"]} <= titles for r in _rows(exported, "relationships"))
     assert json.loads((exported / "stats.json").read_text())["num_documents"] == len(SAMPLE_DOCS)
     assert json.loads((exported / "context.json").read_text()) == {}
+
+
+# graphrag 3.3's LanceDB tables (graphrag/config/embeddings.py, graphrag_vectors/lancedb.py): the
+# embedding name, the Parquet table whose row ids it holds, and the columns GraphRAG writes.
+GRAPHRAG_EMBEDDINGS = {
+    "text_unit_text": ("text_units", "chunk_vectors"),
+    "entity_description": ("entities", "entity_vectors"),
+    "community_full_content": ("community_reports", "report_vectors"),
+}
+GRAPHRAG_VECTOR_COLUMNS = ["id", "vector", "create_date", "update_date"]
+
+
+def test_export_carries_embeddings_in_graphrag_lancedb_layout(indexed: Path, exported: Path) -> None:
+    theirs = lancedb.connect(str(exported / "lancedb"))
+    ours = lancedb.connect(str(HomeLayout.at(indexed).lancedb))
+    assert sorted(theirs.list_tables().tables) == sorted(GRAPHRAG_EMBEDDINGS)
+    for name, (table, vector_table) in GRAPHRAG_EMBEDDINGS.items():
+        written = theirs.open_table(name).to_arrow()
+        assert written.schema.names == GRAPHRAG_VECTOR_COLUMNS, name
+        assert sorted(written.column("id").to_pylist()) == sorted(r["id"] for r in _rows(exported, table)), (
+            name
+        )
+        home = {r["id"]: r["vector"] for r in ours.open_table(vector_table).to_arrow().to_pylist()}
+        for row in written.to_pylist():
+            assert row["vector"] == pytest.approx(home[row["id"]], rel=1e-6), (name, row["id"])
+        # GraphRAG's LanceDBVectorStore.similarity_search_by_vector: a row's own vector finds it first.
+        first = written.to_pylist()[0]
+        found = (
+            theirs.open_table(name).search(first["vector"], vector_column_name="vector").limit(1).to_list()
+        )
+        assert found[0]["id"] == first["id"], name
+
+
+def test_exported_files_are_readable_by_everyone(exported: Path) -> None:
+    modes = {p.relative_to(exported): stat.S_IMODE(p.stat().st_mode) for p in exported.rglob("*")}
+    assert {p: m for p, m in modes.items() if m != (0o755 if (exported / p).is_dir() else 0o644)} == {}
+    assert any(p.suffix == ".parquet" for p in modes) and any(p.parts[0] == "lancedb" for p in modes)
+
+
+def test_documents_graphrag_named_by_hash_are_cited_by_title(exported: Path, tmp_path: Path) -> None:
+    """GraphRAG ids a document by the SHA-512 of its text; answers should cite its title (file name)."""
+    folder = tmp_path / "hashed"
+    shutil.copytree(exported, folder)
+    documents = pq.read_table(folder / "documents.parquet")
+    hashed = {d["id"]: hashlib.sha512(d["text"].encode()).hexdigest() for d in documents.to_pylist()}
+    _rewrite(
+        folder / "documents.parquet",
+        lambda t: t.set_column(0, "id", pa.array([hashed[i] for i in t["id"].to_pylist()])),
+    )
+    _rewrite(
+        folder / "text_units.parquet",
+        lambda t: t.set_column(
+            t.schema.get_field_index("document_id"),
+            "document_id",
+            pa.array([hashed[i] for i in t["document_id"].to_pylist()]),
+        ),
+    )
+    tables, skipped, _ = convert_tables(read_graphrag(folder))
+    titles = {d["title"] for d in documents.to_pylist()}
+    assert set(tables["documents"].column("id").to_pylist()) == titles and skipped == 0
+    assert set(tables["text_units"].column("document_id").to_pylist()) <= titles
 
 
 def test_export_without_index_names_file_and_command(tmp_path: Path) -> None:
@@ -198,6 +264,7 @@ def test_cli_export_prints_rows_per_table(
     assert main(["export-graphrag", str(tmp_path / "out"), "--home", str(indexed)]) == 0
     line = capsys.readouterr().out.strip()
     assert f"{len(SAMPLE_DOCS)} documents" in line and "community_reports" in line
+    assert "embeddings: " in line and "text_unit_text" in line
     assert main(["export-graphrag", str(tmp_path / "out"), "--home", str(tmp_path / "none")]) == 1
 
 

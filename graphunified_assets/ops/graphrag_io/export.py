@@ -1,28 +1,33 @@
-"""`export_graphrag`: a data home's tables as a Microsoft GraphRAG v3 output folder.
+"""`export_graphrag`: a data home's tables and embeddings as a Microsoft GraphRAG v3 output folder.
 
 GraphRAG's columns are a prefix of ours, so exporting is mostly dropping our extra columns.
 What we leave empty and GraphRAG fills is derived here: a document's text units and a text
 unit's entities and relationships. Ids stay ours (document ids are input paths, not SHA-512).
+The home's vectors go into GraphRAG's LanceDB tables (`vectors.py`), so GraphRAG's local, basic and
+DRIFT search find them; every file is mode 0644.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from graphunified_assets.ops.graphrag_io.schema import graphrag_schema
+from graphunified_assets.ops.graphrag_io.vectors import HomeVectors, share, write_lancedb_tables
 from graphunified_query.core.artifacts import (
+    CHUNK_VECTORS,
     CHUNKS,
     COMMUNITIES,
     COMMUNITY_REPORTS,
     DOCUMENTS,
     ENTITIES,
     RELATIONSHIPS,
+    VECTOR_TABLES,
 )
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import StoreError, read_table, read_tables, write_table_atomic
@@ -34,10 +39,14 @@ class ExportReport:
     folder: Path
     rows: dict[str, int]
     what: str = "GraphRAG v3 tables"
+    vectors: dict[str, int] = field(default_factory=dict)  # GraphRAG's LanceDB tables, rows each
 
     def summary(self) -> str:
         counts = ", ".join(f"{n} {table}" for table, n in self.rows.items())
-        return f"exported {self.what} to {self.folder}: {counts}"
+        embedded = ", ".join(f"{n} {table}" for table, n in self.vectors.items())
+        return f"exported {self.what} to {self.folder}: {counts}" + (
+            f"; embeddings: {embedded}" if embedded else ""
+        )
 
 
 def export_graphrag(home: Path, out: Path) -> ExportReport:
@@ -78,7 +87,25 @@ def export_graphrag(home: Path, out: Path) -> ExportReport:
     }
     (out / "stats.json").write_text(json.dumps(stats, indent=4) + "\n", encoding="utf-8")
     (out / "context.json").write_text("{}\n", encoding="utf-8")
-    return ExportReport(out, {name: table.num_rows for name, table in tables.items()})
+    vectors = HomeVectors(layout, hint)
+    chunk_matrix = vectors.aligned(CHUNK_VECTORS, chunk_ids)
+    embedded = write_lancedb_tables(
+        out / "lancedb",
+        {
+            name: (ids, vectors.aligned(vector_table, ids, chunk_matrix.shape[1]))
+            for name, vector_table, ids in (
+                ("text_unit_text", CHUNK_VECTORS, chunk_ids),
+                ("entity_description", VECTOR_TABLES[ENTITIES], entities.column("id").to_pylist()),
+                (
+                    "community_full_content",
+                    VECTOR_TABLES[COMMUNITY_REPORTS],
+                    reports.column("id").to_pylist(),
+                ),
+            )
+        },
+    )
+    share(out)
+    return ExportReport(out, {name: table.num_rows for name, table in tables.items()}, vectors=embedded)
 
 
 def per_document_table(layout: HomeLayout, table: str, schema: pa.Schema, hint: str) -> pa.Table:

@@ -30,6 +30,7 @@ from graphunified_assets.ops.graphrag_io.convert import (
     chunks_table,
     documents_table,
     entities_table,
+    readable_document_ids,
     relationships_table,
     title_degrees,
 )
@@ -115,7 +116,8 @@ def import_tables(
 
 def convert_tables(source: GraphRAGTables) -> tuple[dict[str, pa.Table], int, int]:
     """Our tables from GraphRAG's, with the counts of text units and relationships left out."""
-    given = source.tables
+    given = dict(source.tables)
+    given[DOCUMENTS], given[CHUNKS] = readable_document_ids(given[DOCUMENTS], given[CHUNKS])
     document_ids = {str(i) for i in given[DOCUMENTS].column("id").to_pylist()}
     if not document_ids:
         raise GraphRAGFormatError(f"{source.folder}: documents table is empty; nothing to import")

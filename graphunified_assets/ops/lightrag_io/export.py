@@ -18,9 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from graphunified_assets.ops.graphrag_io.export import ExportReport, per_document_table
+from graphunified_assets.ops.graphrag_io.vectors import HomeVectors
 from graphunified_assets.ops.lightrag_io.folder import (
     GRAPH_FILE,
     SEP,
@@ -42,9 +41,7 @@ from graphunified_query.core.artifacts import (
     VECTOR_TABLES,
 )
 from graphunified_query.core.layout import HomeLayout
-from graphunified_query.core.stores.lance_reader import LanceTables
-from graphunified_query.core.stores.parquet import StoreError, read_table
-from graphunified_query.core.stores.publication import current
+from graphunified_query.core.stores.parquet import read_table
 from graphunified_query.core.tables import CHUNKS_SCHEMA, DOCUMENTS_SCHEMA
 
 
@@ -62,7 +59,7 @@ def export_lightrag(home: Path, out: Path) -> ExportReport:
         read_table(layout.table_path(name), rebuild_hint=hint).to_pylist()
         for name in (ENTITIES, RELATIONSHIPS)
     )
-    vectors = _Vectors(layout, hint)
+    vectors = HomeVectors(layout, hint)
     folder = _Folder(documents, chunks)
     nodes = folder.nodes(entities)
     edges = folder.edges(relationships, nodes)
@@ -97,28 +94,6 @@ def export_lightrag(home: Path, out: Path) -> ExportReport:
         "relations": len(edges),
     }
     return ExportReport(out, rows, "a LightRAG working folder")
-
-
-class _Vectors:
-    """The published generation's vectors of a LanceDB table, in the order of the ids asked for."""
-
-    def __init__(self, layout: HomeLayout, hint: str) -> None:
-        self.hint = hint
-        self.lance = LanceTables(current(layout, rebuild_hint=hint), hint)
-
-    def aligned(self, name: str, ids: list[str], dimension: int | None = None) -> np.ndarray:
-        table = self.lance.scan(name, columns=("id", "vector"))
-        row = {key: i for i, key in enumerate(table.column("id").to_pylist())}
-        missing = [key for key in ids if key not in row]
-        if missing:
-            raise StoreError(
-                f"{name} has no vector for {len(missing)} row(s) (e.g. {missing[0]!r}); "
-                f"rebuild the index with `{self.hint}`."
-            )
-        if table.num_rows == 0:
-            return np.zeros((0, dimension or 0), np.float32)
-        matrix = np.asarray(table.column("vector").combine_chunks().flatten(), np.float32)
-        return matrix.reshape(table.num_rows, -1)[[row[key] for key in ids]]
 
 
 @dataclass
