@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 
 from graphunified_assets.cli import config as config_cli
 from graphunified_assets.cli import tuning as tuning_cli
-from graphunified_query.core.plugins import ANTHROPIC_KEY, VOYAGE_KEY
-from graphunified_query.core.settings.model import SettingsError
 
 if TYPE_CHECKING:  # the parser is built without Dagster (`graphunified ask` never loads it)
     from graphunified_assets.defs.resources import GraphUnifiedResource
@@ -129,6 +127,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     """Run a pipeline subcommand parsed by the one parser."""
     from graphunified_assets.defs.resources import GraphUnifiedResource  # Dagster: only to run
+    from graphunified_query.core.plugins import ANTHROPIC_KEY, VOYAGE_KEY
+    from graphunified_query.core.settings.model import SettingsError
 
     if problem := argument_problem(args):
         print(f"error: {problem}", file=sys.stderr)
