@@ -221,6 +221,7 @@ def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_inp
 
 
 def _export(interop: Interop, key: str, resource: GraphUnifiedResource, out: Path) -> int:
+    from graphunified_query.core.progress import Progress
     from graphunified_query.core.stores.parquet import StoreError
 
     export = getattr(importlib.import_module(interop.module), f"export_{key}")
@@ -228,7 +229,7 @@ def _export(interop: Interop, key: str, resource: GraphUnifiedResource, out: Pat
         print(f"error: {out} is a file; pass a folder to write {interop.tool}'s files to", file=sys.stderr)
         return 2
     try:
-        report = export(resource.layout.home, out)
+        report = export(resource.layout.home, out, Progress(f"export-{key}", "files"))
     except StoreError as error:  # no index yet: the message names the file and the command
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -18,7 +18,12 @@ from typing import Any
 import pyarrow as pa
 
 from graphunified_assets.ops.graphrag_io.schema import graphrag_schema
-from graphunified_assets.ops.graphrag_io.vectors import HomeVectors, share, write_lancedb_tables
+from graphunified_assets.ops.graphrag_io.vectors import (
+    GRAPHRAG_EMBEDDINGS,
+    HomeVectors,
+    share,
+    write_lancedb_tables,
+)
 from graphunified_query.core.artifacts import (
     CHUNK_VECTORS,
     CHUNKS,
@@ -30,6 +35,7 @@ from graphunified_query.core.artifacts import (
     VECTOR_TABLES,
 )
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.progress import Progress
 from graphunified_query.core.stores.parquet import StoreError, read_table, read_tables, write_table_atomic
 from graphunified_query.core.tables import CHUNKS_SCHEMA, DOCUMENTS_SCHEMA
 
@@ -49,7 +55,7 @@ class ExportReport:
         )
 
 
-def export_graphrag(home: Path, out: Path) -> ExportReport:
+def export_graphrag(home: Path, out: Path, progress: Progress | None = None) -> ExportReport:
     """Write ``out/{documents,text_units,entities,...}.parquet``, ``stats.json`` and ``context.json``."""
     layout = HomeLayout.at(home)
     hint = f"python -m graphunified_assets index --home {home}"
@@ -76,8 +82,11 @@ def export_graphrag(home: Path, out: Path) -> ExportReport:
         COMMUNITY_REPORTS: reports,
     }
     out.mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
+    steps = len(tables) + len(GRAPHRAG_EMBEDDINGS)
+    for done, (name, table) in enumerate(tables.items(), 1):
         write_table_atomic(out / f"{name}.parquet", _graphrag_columns(name, table))
+        if progress:
+            progress(done, steps, name)
     stats = {
         "total_runtime": 0.0,
         "num_documents": documents.num_rows,

@@ -18,11 +18,18 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from graphunified_query.core.artifacts import CHUNKS, COMMUNITY_REPORTS, ENTITIES
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.lance_reader import LanceTables
 from graphunified_query.core.stores.parquet import StoreError
 from graphunified_query.core.stores.publication import current
 
+# GraphRAG's embedding name -> the table whose rows (by id) it embeds.
+GRAPHRAG_EMBEDDINGS = {
+    "text_unit_text": CHUNKS,
+    "entity_description": ENTITIES,
+    "community_full_content": COMMUNITY_REPORTS,
+}
 FILE_MODE, FOLDER_MODE = 0o644, 0o755  # an export is read by other users' tools (GraphRAG's server)
 
 

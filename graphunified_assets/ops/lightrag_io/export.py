@@ -12,24 +12,27 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from graphunified_assets.ops.graphrag_io.export import ExportReport, per_document_table
 from graphunified_assets.ops.graphrag_io.vectors import HomeVectors
 from graphunified_assets.ops.lightrag_io.folder import (
     GRAPH_FILE,
     SEP,
+    json_text,
     kv_path,
     mdhash_id,
     relation_key,
     vdb_path,
     vector_store,
     write_file,
-    write_json,
 )
 from graphunified_assets.ops.lightrag_io.folder import graphml as graphml_text
 from graphunified_query.core.artifacts import (
@@ -41,11 +44,12 @@ from graphunified_query.core.artifacts import (
     VECTOR_TABLES,
 )
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.progress import Progress
 from graphunified_query.core.stores.parquet import read_table
 from graphunified_query.core.tables import CHUNKS_SCHEMA, DOCUMENTS_SCHEMA
 
 
-def export_lightrag(home: Path, out: Path) -> ExportReport:
+def export_lightrag(home: Path, out: Path, progress: Progress | None = None) -> ExportReport:
     """Write LightRAG's kv stores, graph and vector stores for the home into ``out``."""
     layout = HomeLayout.at(home)
     hint = f"python -m graphunified_assets index --home {home}"
@@ -63,30 +67,30 @@ def export_lightrag(home: Path, out: Path) -> ExportReport:
     folder = _Folder(documents, chunks)
     nodes = folder.nodes(entities)
     edges = folder.edges(relationships, nodes)
-    out.mkdir(parents=True, exist_ok=True)
-    for namespace, store in folder.kv_stores(nodes, edges).items():
-        write_json(kv_path(out, namespace), store)
-    write_file(
-        out / GRAPH_FILE,
-        graphml_text({n: node.attributes for n, node in nodes.items()}, folder.graph_edges(edges)),
-    )
     chunk_matrix = vectors.aligned(CHUNK_VECTORS, [c["id"] for c in chunks])
     dimension = chunk_matrix.shape[1]
-    stores = {
-        "chunks": (folder.chunk_records(), chunk_matrix),
-        "entities": (
-            [node.record() for node in nodes.values()],
-            vectors.aligned(VECTOR_TABLES[ENTITIES], [node.first_id for node in nodes.values()], dimension),
-        ),
-        "relationships": (
-            [edge.record() for edge in edges.values()],
-            vectors.aligned(
-                VECTOR_TABLES[RELATIONSHIPS], [edge.first_id for edge in edges.values()], dimension
-            ),
-        ),
+    # Each file and how to make its text, made one at a time: a progress line per file written.
+    files: list[tuple[Path, Callable[[], str]]] = [
+        (kv_path(out, namespace), partial(json_text, store))
+        for namespace, store in folder.kv_stores(nodes, edges).items()
+    ]
+    graph = {n: node.attributes for n, node in nodes.items()}
+    files.append((out / GRAPH_FILE, partial(graphml_text, graph, folder.graph_edges(edges))))
+    chunk_store = partial(_store, folder.chunk_records, lambda: chunk_matrix, dimension)
+    files.append((vdb_path(out, "chunks"), chunk_store))
+    graph_stores: dict[str, tuple[list[_Node | _Edge], str]] = {
+        "entities": (list(nodes.values()), VECTOR_TABLES[ENTITIES]),
+        "relationships": (list(edges.values()), VECTOR_TABLES[RELATIONSHIPS]),
     }
-    for namespace, (records, matrix) in stores.items():
-        write_json(vdb_path(out, namespace), vector_store(records, matrix, dimension))
+    for namespace, (cited, vector_table) in graph_stores.items():
+        records = partial(lambda cited: [c.record() for c in cited], cited)
+        matrix = partial(vectors.aligned, vector_table, [c.first_id for c in cited], dimension)
+        files.append((vdb_path(out, namespace), partial(_store, records, matrix, dimension)))
+    out.mkdir(parents=True, exist_ok=True)
+    for done, (path, text) in enumerate(files, 1):
+        write_file(path, text())
+        if progress:
+            progress(done, len(files), path.name)
     rows = {
         "documents": len(documents),
         "chunks": len(chunks),
@@ -94,6 +98,12 @@ def export_lightrag(home: Path, out: Path) -> ExportReport:
         "relations": len(edges),
     }
     return ExportReport(out, rows, "a LightRAG working folder")
+
+
+def _store(
+    records: Callable[[], list[dict[str, Any]]], matrix: Callable[[], np.ndarray], dimension: int
+) -> str:
+    return json_text(vector_store(records(), matrix(), dimension))
 
 
 @dataclass

@@ -81,8 +81,8 @@ def write_file(path: Path, text: str) -> None:
         raise
 
 
-def write_json(path: Path, value: Any) -> None:
-    write_file(path, json.dumps(value, ensure_ascii=False, indent=2))
+def json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def read_json(path: Path) -> Any:
