@@ -6,7 +6,8 @@
     response = engine.ask("Who founded the Hale Mill?", strategy="hipporag")
 
 Every name here loads on first use (`import graphunified_query` imports nothing heavy: the
-engine pulls numpy, pyarrow and the strategies; the LangChain adapter needs langchain-core).
+engine pulls numpy, pyarrow and the strategies; the LangChain and LlamaIndex adapters
+need langchain-core and llama-index-core).
 `tests/test_public_api.py` guards that `__all__` is exactly what this module exports.
 """
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from graphunified_query.engine.query_engine import QueryEngine, QueryResponse, UnknownStrategy
     from graphunified_query.engine.request import QueryRequest, RequestError
     from graphunified_query.langchain import LangChainRetriever, as_langchain
+    from graphunified_query.llamaindex import LlamaIndexRetriever, as_llamaindex
     from graphunified_query.strategies.base import Retriever, RetrieverContext
     from graphunified_query.strategies.composable.combine import HybridCombiner
     from graphunified_query.strategies.composable.factory import build
@@ -64,6 +66,9 @@ _EXPORTS = {
     # the LangChain adapter (needs langchain-core)
     "LangChainRetriever": "graphunified_query.langchain",
     "as_langchain": "graphunified_query.langchain",
+    # the LlamaIndex adapter (needs llama-index-core: the [llamaindex] extra)
+    "LlamaIndexRetriever": "graphunified_query.llamaindex",
+    "as_llamaindex": "graphunified_query.llamaindex",
 }
 
 __all__ = [  # the public names; the test checks they are exactly `_EXPORTS`' keys
@@ -71,6 +76,7 @@ __all__ = [  # the public names; the test checks they are exactly `_EXPORTS`' ke
     "HybridCombiner",
     "LLMReranker",
     "LangChainRetriever",
+    "LlamaIndexRetriever",
     "LocalReranker",
     "QueryEngine",
     "QueryRequest",
@@ -88,6 +94,7 @@ __all__ = [  # the public names; the test checks they are exactly `_EXPORTS`' ke
     "VectorRetriever",
     "VoyageReranker",
     "as_langchain",
+    "as_llamaindex",
     "build",
     "load_settings",
     "make_reranker",

@@ -9,9 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graphunified_query.core.settings.model import SettingsError
-from graphunified_query.core.stores.parquet import StoreError  # IndexNotBuilt, StoreDamaged, ObjectStoreError
-
 COMMANDS = ("ask", "compare", "eval", "serve", "train-router")
 
 
@@ -24,7 +21,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> tuple[str, ...]:
     """Declare the query side's subcommands on the one parser; their names."""
-    from graphunified_query.strategies.registry import AUTO, STRATEGIES  # the choices come from the registry
+    # The registry's catalog: the names without the retrievers, so `--help` imports no numpy.
+    from graphunified_query.strategies.catalog import AUTO, CATALOG
 
     ask = commands.add_parser(
         "ask",
@@ -37,7 +35,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     ask.add_argument(
         "--strategy",
         default=None,
-        metavar="{" + ",".join((*STRATEGIES, AUTO)) + "}",
+        metavar="{" + ",".join((*CATALOG, AUTO)) + "}",
         help="a registered strategy, one defined in settings.yaml (strategies:), or auto (routed); "
         "default: settings query.default_strategy",
     )
@@ -99,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         from graphunified_query.server.run import serve  # fastapi, uvicorn: only when serving
 
         return serve(args.home, args.host, args.port)
+    refused = _refusals()
     try:
         params = _params(args.param)
         from graphunified_query.engine.query_engine import (
@@ -129,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             print("\n\n".join(f"=== {r.strategy} ===\n{_human(r)}" for r in responses))
             print(f"\n=== summary ===\n{summary_table(responses)}")
         return 0
-    except (StoreError, SettingsError, ValueError) as error:
+    except refused as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except RuntimeError as error:
@@ -160,6 +159,15 @@ def _encodes(text: str) -> bool:
     return True
 
 
+def _refusals(*more: type[Exception]) -> tuple[type[Exception], ...]:
+    """A home or settings the command cannot use, and ``more`` (imported when a command runs, so
+    the parser stays light)."""
+    from graphunified_query.core.settings.model import SettingsError
+    from graphunified_query.core.stores.parquet import StoreError  # IndexNotBuilt, StoreDamaged, …
+
+    return StoreError, SettingsError, ValueError, *more
+
+
 def _provider_errors() -> tuple[type[Exception], ...]:
     from graphunified_query.core.providers.claude import LLMError
     from graphunified_query.core.providers.embedding import EmbeddingError
@@ -178,6 +186,7 @@ def _eval(args: argparse.Namespace) -> int:
     )
     from graphunified_query.evaluation.dataset import DatasetError
 
+    refused = _refusals(DatasetError, RuntimeError)
     try:
         strategies = parse_strategies(args.strategies)
         options = EvalOptions(
@@ -193,7 +202,7 @@ def _eval(args: argparse.Namespace) -> int:
             replace_input=args.replace_input,
         )
         results = run_eval(options)
-    except (DatasetError, StoreError, SettingsError, ValueError, RuntimeError) as error:
+    except refused as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.json:
@@ -224,9 +233,10 @@ def _add_train_router(commands: argparse._SubParsersAction[argparse.ArgumentPars
 def _train_router(args: argparse.Namespace) -> int:
     from graphunified_query.routing.command import report, train_router
 
+    refused = _refusals()
     try:
         model, path = train_router(args.results, args.home, args.questions)
-    except (StoreError, SettingsError, ValueError) as error:
+    except refused as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(report(model, path))

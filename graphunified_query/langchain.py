@@ -10,7 +10,8 @@ high-risk context reaches no Document unless ``show_risky=True`` is asked for. `
 ``top_k``) is set at construction and may be given per call, as may strategy parameters and context
 options. Each `Document` has the chunk id as ``id`` (None for a context no chunk backs), the text
 as ``page_content`` and, in ``metadata``, its score, citation source, chunk and document ids, kind,
-risk and the strategy's own details.
+risk and the strategy's own details. The glue is shared with the LlamaIndex adapter
+(`graphunified_query.engine.adapters`).
 """
 
 from __future__ import annotations
@@ -29,9 +30,7 @@ import asyncio
 
 from pydantic import ConfigDict, Field
 
-from graphunified_query.engine.request import QueryRequest
-from graphunified_query.strategies.base import Retriever
-from graphunified_query.strategies.results import RetrievalResult
+from graphunified_query.engine.adapters import EngineBinding, FlatContext
 
 
 class LangChainRetriever(BaseRetriever):
@@ -47,23 +46,16 @@ class LangChainRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return _documents(self.engine.query(self._request(query, kwargs)))
+        return [_document(c) for c in self._binding().retrieve(query, kwargs)]
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return _documents(await asyncio.to_thread(self.engine.query, self._request(query, kwargs)))
+        found = await asyncio.to_thread(self._binding().retrieve, query, kwargs)
+        return [_document(c) for c in found]
 
-    def _request(self, query: str, kwargs: dict[str, Any]) -> QueryRequest:
-        k = kwargs.pop("k", None)
-        top_k = kwargs.pop("top_k", None)
-        return QueryRequest(
-            question=query,
-            strategy=self.strategy,
-            top_k=k if k is not None else top_k if top_k is not None else self.k,
-            params={**self.params, **kwargs},
-            retrieve_only=True,
-        )
+    def _binding(self) -> EngineBinding:
+        return EngineBinding(self.engine, self.strategy, self.k, self.params)
 
 
 def as_langchain(
@@ -71,39 +63,13 @@ def as_langchain(
 ) -> LangChainRetriever:
     """``target`` is a `QueryEngine`, or a retriever built in Python (e.g. a `HybridCombiner`), which
     is then served through an engine over its own context, under its own name."""
-    from graphunified_query.engine.query_engine import QueryEngine
-
-    if isinstance(target, QueryEngine):
-        engine = target
-    else:
-        engine = QueryEngine.serving(_retriever(target))
-        strategy = target.name
+    bound = EngineBinding.of(
+        target, "as_langchain", strategy=strategy, k=k if k is not None else top_k, params=params
+    )
     return LangChainRetriever(
-        engine=engine, strategy=strategy, k=k if k is not None else top_k, params=params
+        engine=bound.engine, strategy=bound.strategy, k=bound.k, params=dict(bound.params)
     )
 
 
-def _retriever(target: Any) -> Retriever:
-    if not callable(getattr(target, "retrieve", None)):
-        raise TypeError(f"as_langchain takes a QueryEngine or a Retriever, not {type(target).__name__}")
-    return target
-
-
-def _documents(response: Any) -> list[Document]:
-    """The strategy's contexts (``expanded: False``), then their link neighbours (``expanded: True``)."""
-    own = [_document(c, response.strategy, expanded=False) for c in response.contexts]
-    return own + [_document(c, response.strategy, expanded=True) for c in response.expanded_contexts]
-
-
-def _document(result: RetrievalResult, strategy: str, *, expanded: bool) -> Document:
-    flat = result.as_dict()
-    metadata = {
-        "score": flat["score"],
-        "source": flat["source"],
-        "chunk_id": flat["chunk_id"],
-        "document_id": flat["document_id"],
-        "strategy": strategy,
-        "expanded": expanded,
-        **flat["metadata"],
-    }
-    return Document(id=result.chunk_id, page_content=result.text, metadata=metadata)
+def _document(context: FlatContext) -> Document:
+    return Document(id=context.id, page_content=context.text, metadata=context.metadata)

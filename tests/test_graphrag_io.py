@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
-from collections.abc import Callable, Iterator
+import stat
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,13 +22,13 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.ops.graphrag_io import GraphRAGFormatError, export_graphrag, import_graphrag
 from graphunified_assets.ops.graphrag_io.communities import communities_table
 from graphunified_assets.ops.graphrag_io.convert import documents_table
-from graphunified_assets.ops.indexing import index
-from graphunified_query.core.indexes.bm25 import BM25Index
-from graphunified_query.core.indexes.ppr_graph import PPRGraph
+from graphunified_assets.ops.graphrag_io.import_ import convert_tables
+from graphunified_assets.ops.graphrag_io.read import read_graphrag
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import StoreError
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import SAMPLE_DOCS, voyage_resource
 from tests.fakes.voyage_server import FakeVoyageServer
+from tests.interop.home_checks import assert_query_indexes, our_rows
 
 _s, _i, _f = pa.string(), pa.int64(), pa.float64()
 _strings, _ints = pa.list_(_s), pa.list_(_i)
@@ -66,32 +68,9 @@ GRAPHRAG_V3: dict[str, list[tuple[str, pa.DataType]]] = {
 
 
 @pytest.fixture(scope="module")
-def voyage() -> Iterator[FakeVoyageServer]:
-    with FakeVoyageServer() as server:
-        yield server
-
-
-def _resource(home: Path, voyage: FakeVoyageServer, input_dir: Path | None = None) -> GraphUnifiedResource:
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "settings.yaml").write_text(
-        f"embedding:\n  provider: voyage\n  voyage_base_url: {voyage.base_url}\n  batch_size: 8\n"
-    )
-    return GraphUnifiedResource(
-        home=str(home), input_dir=str(input_dir) if input_dir else None, voyage_api_key="test-key"
-    )
-
-
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory, voyage: FakeVoyageServer) -> Iterator[Path]:
-    """One indexed home for the whole module (indexing is the slow part)."""
-    root = tmp_path_factory.mktemp("graphrag")
-    for name, text in SAMPLE_DOCS.items():
-        (root / "input" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "input" / name).write_text(text, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DAGSTER_HOME", str(root / "home" / "dagster"))  # index() repoints it
-        index(_resource(root / "home", voyage, root / "input"), echo=lambda _: None)
-        yield root / "home"
+def indexed(sample_home: Path) -> Path:
+    """The session's indexed sample home (indexing is the slow part)."""
+    return sample_home
 
 
 @pytest.fixture(scope="module")
@@ -111,18 +90,11 @@ def _rows(folder: Path, table: str) -> list[dict[str, Any]]:
     return sorted(pq.read_table(folder / f"{table}.parquet").to_pylist(), key=lambda r: r["id"])
 
 
-def _our_rows(home: Path, table: str) -> int:
-    layout = HomeLayout.at(home)
-    if table in ("documents", "text_units"):
-        return sum(pq.read_metadata(p).num_rows for p in layout.partition_dir(table).glob("*.parquet"))
-    return pq.read_metadata(layout.table_path(table)).num_rows
-
-
 def test_export_writes_graphrag_v3_tables(indexed: Path, exported: Path) -> None:
     for table, columns in GRAPHRAG_V3.items():
         schema = pq.read_schema(exported / f"{table}.parquet")
         assert [(f.name, f.type) for f in schema] == columns, table
-        assert pq.read_metadata(exported / f"{table}.parquet").num_rows == _our_rows(indexed, table) > 0
+        assert pq.read_metadata(exported / f"{table}.parquet").num_rows == our_rows(indexed, table) > 0
     chunks = _rows(exported, "text_units")
     documents = _rows(exported, "documents")
     assert sorted(u for d in documents for u in d["text_unit_ids"]) == sorted(c["id"] for c in chunks)
@@ -136,6 +108,67 @@ def test_export_writes_graphrag_v3_tables(indexed: Path, exported: Path) -> None
     assert json.loads((exported / "context.json").read_text()) == {}
 
 
+# graphrag 3.3's LanceDB tables (graphrag/config/embeddings.py, graphrag_vectors/lancedb.py): the
+# embedding name, the Parquet table whose row ids it holds, and the columns GraphRAG writes.
+GRAPHRAG_EMBEDDINGS = {
+    "text_unit_text": ("text_units", "chunk_vectors"),
+    "entity_description": ("entities", "entity_vectors"),
+    "community_full_content": ("community_reports", "report_vectors"),
+}
+GRAPHRAG_VECTOR_COLUMNS = ["id", "vector", "create_date", "update_date"]
+
+
+def test_export_carries_embeddings_in_graphrag_lancedb_layout(indexed: Path, exported: Path) -> None:
+    theirs = lancedb.connect(str(exported / "lancedb"))
+    ours = lancedb.connect(str(HomeLayout.at(indexed).lancedb))
+    assert sorted(theirs.list_tables().tables) == sorted(GRAPHRAG_EMBEDDINGS)
+    for name, (table, vector_table) in GRAPHRAG_EMBEDDINGS.items():
+        written = theirs.open_table(name).to_arrow()
+        assert written.schema.names == GRAPHRAG_VECTOR_COLUMNS, name
+        assert sorted(written.column("id").to_pylist()) == sorted(r["id"] for r in _rows(exported, table)), (
+            name
+        )
+        home = {r["id"]: r["vector"] for r in ours.open_table(vector_table).to_arrow().to_pylist()}
+        for row in written.to_pylist():
+            assert row["vector"] == pytest.approx(home[row["id"]], rel=1e-6), (name, row["id"])
+        # GraphRAG's LanceDBVectorStore.similarity_search_by_vector: a row's own vector finds it first.
+        first = written.to_pylist()[0]
+        found = (
+            theirs.open_table(name).search(first["vector"], vector_column_name="vector").limit(1).to_list()
+        )
+        assert found[0]["id"] == first["id"], name
+
+
+def test_exported_files_are_readable_by_everyone(exported: Path) -> None:
+    modes = {p.relative_to(exported): stat.S_IMODE(p.stat().st_mode) for p in exported.rglob("*")}
+    assert {p: m for p, m in modes.items() if m != (0o755 if (exported / p).is_dir() else 0o644)} == {}
+    assert any(p.suffix == ".parquet" for p in modes) and any(p.parts[0] == "lancedb" for p in modes)
+
+
+def test_documents_graphrag_named_by_hash_are_cited_by_title(exported: Path, tmp_path: Path) -> None:
+    """GraphRAG ids a document by the SHA-512 of its text; answers should cite its title (file name)."""
+    folder = tmp_path / "hashed"
+    shutil.copytree(exported, folder)
+    documents = pq.read_table(folder / "documents.parquet")
+    hashed = {d["id"]: hashlib.sha512(d["text"].encode()).hexdigest() for d in documents.to_pylist()}
+    _rewrite(
+        folder / "documents.parquet",
+        lambda t: t.set_column(0, "id", pa.array([hashed[i] for i in t["id"].to_pylist()])),
+    )
+    _rewrite(
+        folder / "text_units.parquet",
+        lambda t: t.set_column(
+            t.schema.get_field_index("document_id"),
+            "document_id",
+            pa.array([hashed[i] for i in t["document_id"].to_pylist()]),
+        ),
+    )
+    tables, skipped, _ = convert_tables(read_graphrag(folder))
+    titles = {d["title"] for d in documents.to_pylist()}
+    assert set(tables["documents"].column("id").to_pylist()) == titles and skipped == 0
+    assert set(tables["text_units"].column("document_id").to_pylist()) <= titles
+
+
 def test_export_without_index_names_file_and_command(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=r"tables/documents.*python -m graphunified_assets index --home"):
         export_graphrag(tmp_path / "empty", tmp_path / "out")
@@ -144,7 +177,7 @@ def test_export_without_index_names_file_and_command(tmp_path: Path) -> None:
 def test_import_round_trips_and_builds_query_indexes(
     indexed: Path, exported: Path, fresh_home: Path, voyage: FakeVoyageServer
 ) -> None:
-    report = import_graphrag(exported, _resource(fresh_home, voyage), echo=lambda _: None)
+    report = import_graphrag(exported, voyage_resource(fresh_home, voyage), echo=lambda _: None)
     assert report.version == "v3" and report.skipped_text_units == report.dropped_relationships == 0
     again = export_graphrag(fresh_home, fresh_home.parent / "again")
     for table in GRAPHRAG_V3:  # every GraphRAG column of every row survives the trip
@@ -154,26 +187,8 @@ def test_import_round_trips_and_builds_query_indexes(
         mine = pq.read_table(HomeLayout.at(indexed).table_path(table), columns=columns).sort_by("id")
         theirs = pq.read_table(HomeLayout.at(fresh_home).table_path(table), columns=columns).sort_by("id")
         assert theirs.equals(mine), table
-    _assert_query_indexes(fresh_home)
+    assert_query_indexes(fresh_home)
     assert len(IndexState(HomeLayout.at(fresh_home).index_state).indexed_hashes()) == len(SAMPLE_DOCS)
-
-
-def _assert_query_indexes(home: Path) -> None:
-    """Every file the query side opens exists, one vector per row of its table."""
-    layout = HomeLayout.at(home)
-    db = lancedb.connect(str(layout.lancedb))
-    expected = {
-        "chunk_vectors": _our_rows(home, "text_units"),
-        "entity_vectors": _our_rows(home, "entities"),
-        "relationship_vectors": _our_rows(home, "relationships"),
-        "fact_vectors": 0,  # GraphRAG has no facts
-        "report_vectors": _our_rows(home, "community_reports"),
-    }
-    assert {name: db.open_table(name).count_rows() for name in expected} == expected
-    assert len(BM25Index.load(layout.index_path("bm25")).ids) == expected["chunk_vectors"]
-    graph = PPRGraph.load(layout.index_path("ppr_graph.npz"))
-    assert graph.n_entities == expected["entity_vectors"] and graph.n_edges > 0
-    assert pq.read_metadata(layout.table_path("graph_edges")).num_rows > 0
 
 
 def _as_v2(folder: Path) -> None:
@@ -211,12 +226,12 @@ def test_older_graphrag_folders_import(
     folder = fresh_home.parent / f"graphrag_{version}"
     shutil.copytree(exported, folder)
     downgrade(folder)
-    report = import_graphrag(folder, _resource(fresh_home, voyage), echo=lambda _: None)
+    report = import_graphrag(folder, voyage_resource(fresh_home, voyage), echo=lambda _: None)
     assert report.version == version
     again = export_graphrag(fresh_home, fresh_home.parent / "again")
     for table in GRAPHRAG_V3:  # what older versions lack is derived as v3 computes it
         assert _rows(again.folder, table) == _rows(exported, table), table
-    _assert_query_indexes(fresh_home)
+    assert_query_indexes(fresh_home)
 
 
 def test_missing_required_column_names_file_and_column(exported: Path, tmp_path: Path) -> None:
@@ -250,6 +265,7 @@ def test_cli_export_prints_rows_per_table(
     assert main(["export-graphrag", str(tmp_path / "out"), "--home", str(indexed)]) == 0
     line = capsys.readouterr().out.strip()
     assert f"{len(SAMPLE_DOCS)} documents" in line and "community_reports" in line
+    assert "embeddings: " in line and "text_unit_text" in line
     assert main(["export-graphrag", str(tmp_path / "out"), "--home", str(tmp_path / "none")]) == 1
 
 

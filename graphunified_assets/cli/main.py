@@ -1,25 +1,66 @@
-"""The pipeline's subcommands of `graphunified`: index, status, publish, export-/import-graphrag, …"""
+"""The pipeline's subcommands of `graphunified`: index, status, publish, export-/import-<tool>, …"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphunified_assets.cli import config as config_cli
 from graphunified_assets.cli import tuning as tuning_cli
-from graphunified_query.core.plugins import ANTHROPIC_KEY, VOYAGE_KEY
-from graphunified_query.core.settings.model import SettingsError
 
 if TYPE_CHECKING:  # the parser is built without Dagster (`graphunified ask` never loads it)
     from graphunified_assets.defs.resources import GraphUnifiedResource
 
 
-COMMANDS = ("index", "status", "export-graphrag", "import-graphrag", "publish")
+@dataclass(frozen=True)
+class Interop:
+    """Another tool's folder, in and out: `export-<key>` and `import-<key>` are declared from this."""
+
+    tool: str
+    exported: str  # what export-<key> writes
+    folder_kind: str  # what import-<key> reads, in a word or two
+    imported: str  # the same, said in full for the folder argument
+    export_example: str
+    import_example: str
+    module: str  # defines export_<key>, import_<key> and the format error below (imported to run)
+    format_error: str
+
+
+INTEROP = {
+    "graphrag": Interop(
+        "GraphRAG",
+        "a GraphRAG v3 output folder",
+        "output folder (v1-v3)",
+        "GraphRAG's output folder (v1, v2 or v3), or the project root holding output/",
+        "out/graphrag",
+        "ragtest/output",
+        "graphunified_assets.ops.graphrag_io",
+        "GraphRAGFormatError",
+    ),
+    "lightrag": Interop(
+        "LightRAG",
+        "a LightRAG working folder (kv stores, graphml, nano-vectordb stores)",
+        "working folder",
+        "LightRAG's working_dir (kv_store_*.json, graph_chunk_entity_relation.graphml)",
+        "out/lightrag",
+        "rag_storage",
+        "graphunified_assets.ops.lightrag_io",
+        "LightRAGFormatError",
+    ),
+}
+COMMANDS = (
+    "index",
+    "status",
+    *(f"{way}-{key}" for key in INTEROP for way in ("export", "import")),
+    "publish",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,20 +99,21 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     status_cmd.add_argument(
         "--input", help="input folder whose next `index` to preview (default: the recorded one)"
     )
-    export_cmd = commands.add_parser(
-        "export-graphrag",
-        help="write the index as a GraphRAG v3 output folder",
-        epilog="example:\n  graphunified export-graphrag out/graphrag --home data",
-    )
-    export_cmd.add_argument("out", help="folder to write the GraphRAG tables to (created if missing)")
-    export_cmd.add_argument("--home", default="data", help="data home to export")
-    import_cmd = commands.add_parser(
-        "import-graphrag",
-        help="import a GraphRAG output folder (v1-v3) into a fresh home and index it",
-        epilog="example:\n  graphunified import-graphrag ragtest/output --home data/imported",
-    )
-    import_cmd.add_argument("folder", help="GraphRAG's output folder (or the project root holding output/)")
-    import_cmd.add_argument("--home", default="data", help="the fresh data home to create")
+    for key, interop in INTEROP.items():
+        export_cmd = commands.add_parser(
+            f"export-{key}",
+            help=f"write the index as {interop.exported}",
+            epilog=f"example:\n  graphunified export-{key} {interop.export_example} --home data",
+        )
+        export_cmd.add_argument("out", help=f"folder to write {interop.tool}'s files to (created if missing)")
+        export_cmd.add_argument("--home", default="data", help="data home to export")
+        import_cmd = commands.add_parser(
+            f"import-{key}",
+            help=f"import a {interop.tool} {interop.folder_kind} into a fresh home and index it",
+            epilog=f"example:\n  graphunified import-{key} {interop.import_example} --home data/imported",
+        )
+        import_cmd.add_argument("folder", help=interop.imported)
+        import_cmd.add_argument("--home", default="data", help="the fresh data home to create")
     publish_cmd = commands.add_parser(
         "publish",
         help="copy the published index to object storage (storage.publish_uri or --to)",
@@ -85,6 +127,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     """Run a pipeline subcommand parsed by the one parser."""
     from graphunified_assets.defs.resources import GraphUnifiedResource  # Dagster: only to run
+    from graphunified_query.core.plugins import ANTHROPIC_KEY, VOYAGE_KEY
+    from graphunified_query.core.settings.model import SettingsError
 
     if problem := argument_problem(args):
         print(f"error: {problem}", file=sys.stderr)
@@ -101,10 +145,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.command == "index":
             return _index(resource, refresh=args.refresh, replace_input=args.replace_input)
-        if args.command == "export-graphrag":
-            return _export_graphrag(resource, Path(args.out))
-        if args.command == "import-graphrag":
-            return _import_graphrag(resource, Path(args.folder))
+        way, _, key = args.command.partition("-")
+        if key in INTEROP:
+            run_interop = _export if way == "export" else _import
+            return run_interop(
+                INTEROP[key], key, resource, Path(args.out if way == "export" else args.folder)
+            )
         if args.command == "publish":
             return _publish(resource, args.to)
         if args.command in tuning_cli.COMMANDS:
@@ -174,15 +220,16 @@ def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_inp
     return 0
 
 
-def _export_graphrag(resource: GraphUnifiedResource, out: Path) -> int:
-    from graphunified_assets.ops.graphrag_io import export_graphrag
+def _export(interop: Interop, key: str, resource: GraphUnifiedResource, out: Path) -> int:
+    from graphunified_query.core.progress import Progress
     from graphunified_query.core.stores.parquet import StoreError
 
+    export = getattr(importlib.import_module(interop.module), f"export_{key}")
     if out.exists() and not out.is_dir():
-        print(f"error: {out} is a file; pass a folder to write the GraphRAG tables to", file=sys.stderr)
+        print(f"error: {out} is a file; pass a folder to write {interop.tool}'s files to", file=sys.stderr)
         return 2
     try:
-        report = export_graphrag(resource.layout.home, out)
+        report = export(resource.layout.home, out, Progress(f"export-{key}", "files"))
     except StoreError as error:  # no index yet: the message names the file and the command
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -226,15 +273,15 @@ def _publish(resource: GraphUnifiedResource, to: str | None) -> int:
     return 0
 
 
-def _import_graphrag(resource: GraphUnifiedResource, folder: Path) -> int:
+def _import(interop: Interop, key: str, resource: GraphUnifiedResource, folder: Path) -> int:
     import dagster
 
-    from graphunified_assets.ops.graphrag_io import GraphRAGFormatError, import_graphrag
-
+    module = importlib.import_module(interop.module)
+    format_error: type[Exception] = getattr(module, interop.format_error)
     warnings.filterwarnings("ignore", category=dagster.BetaWarning)
     try:
-        report = import_graphrag(folder, resource)
-    except (GraphRAGFormatError, FileExistsError) as error:
+        report = getattr(module, f"import_{key}")(folder, resource)
+    except (format_error, FileExistsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except RuntimeError as error:  # a failed Dagster run: its message says where to look

@@ -8,10 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphunified_assets.lib.extraction.gold import DEFAULT_GOLD, GoldLabelError
-from graphunified_assets.lib.extraction.selection import ExtractorConfigurationError
-from graphunified_query.core.providers.llm_client import LLMError
-from graphunified_query.core.providers.registry import provider_names
+# The providers' names without the providers package (numpy): `providers.registry.provider_names`
+# reads the same registry.
+from graphunified_query.core.plugins import LLMS
 
 if TYPE_CHECKING:  # the parser is built without Dagster
     from graphunified_assets.defs.resources import GraphUnifiedResource
@@ -28,7 +27,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> tuple[str, ...]:
     )
     tune.add_argument("--input", help="corpus folder to sample (default: the home's recorded input)")
     tune.add_argument("--home", default="data", help="data home whose settings are tuned")
-    tune.add_argument("--provider", choices=provider_names()[1:], help="default: llm.provider of the home")
+    tune.add_argument("--provider", choices=LLMS.choices()[1:], help="default: llm.provider of the home")
     tune.add_argument("--sample", type=int, default=12, help="chunks shown to the LLM (offline reads >= 300)")
     tune.add_argument(
         "--gold", type=Path, help=f"labelled fixture for F1 before/after (default: {GOLD_SHOWN})"
@@ -43,14 +42,17 @@ def add_parsers(commands: argparse._SubParsersAction) -> tuple[str, ...]:
         "--gold", type=Path, help=f"folder with labels.yaml and docs/ (default: {GOLD_SHOWN})"
     )
     report.add_argument("--home", default="data", help="settings (and tuned prompts) of this home are used")
-    report.add_argument("--provider", choices=provider_names()[1:], help="default: llm.provider of the home")
+    report.add_argument("--provider", choices=LLMS.choices()[1:], help="default: llm.provider of the home")
     report.add_argument("--json", action="store_true", help="print one JSON object")
     return COMMANDS
 
 
 def run(args: argparse.Namespace, resource: GraphUnifiedResource) -> int:
+    from graphunified_assets.lib.extraction.gold import DEFAULT_GOLD, GoldLabelError
+    from graphunified_assets.lib.extraction.selection import ExtractorConfigurationError
     from graphunified_assets.lib.tuning.llm_tuner import TuningError
     from graphunified_assets.ops.tuning import run_extraction_report, run_tune
+    from graphunified_query.core.providers.llm_client import LLMError
 
     try:
         if args.command == "tune":

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphunified_query.core.progress import Progress
 from graphunified_query.core.providers.registry import ANTHROPIC_KEY
 from graphunified_query.core.settings.model import load_settings
 from graphunified_query.engine.query_engine import QueryEngine
@@ -18,7 +19,7 @@ from graphunified_query.evaluation.home import default_home, ensure_index
 from graphunified_query.evaluation.judge import PairwiseJudge, win_rates
 from graphunified_query.evaluation.report import write_outputs
 from graphunified_query.evaluation.router_eval import router_figures
-from graphunified_query.evaluation.runner import run_questions, terminal_progress
+from graphunified_query.evaluation.runner import run_questions
 from graphunified_query.evaluation.summary import summarize
 from graphunified_query.strategies.composable.named import is_composition
 from graphunified_query.strategies.registry import AUTO, STRATEGIES, names
@@ -103,7 +104,7 @@ def run_eval(options: EvalOptions) -> dict[str, Any]:
         options.strategies,
         ks=options.ks,
         generate=options.generate,
-        progress=terminal_progress if options.progress else None,
+        progress=Progress("eval", "runs") if options.progress else None,
         params=options.params,
     )
     results: dict[str, Any] = {

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import random
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -150,18 +149,3 @@ def _run_one(
             run.rouge_l = rouge_l(response.answer, question.answers)
             run.semantic = semantic_similarity(engine.embedder, response.answer, question.answers)
     return run
-
-
-def terminal_progress(done: int, total: int, label: str) -> None:
-    """A one-line progress bar on stderr; off a terminal (CI, a log file) one line per tenth, not
-    a redraw per run (a 700-run eval wrote 700 bars into its log)."""
-    if not sys.stderr.isatty():
-        if done == total or done % max(total // 10, 1) == 0:
-            sys.stderr.write(f"eval: {done}/{total} runs\n")
-        return
-    width = 30
-    filled = int(width * done / total) if total else width
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:<16}")
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()

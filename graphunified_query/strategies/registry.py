@@ -1,10 +1,12 @@
 """The one registry of strategies: a name, how to build its retriever, its parameter model.
 
-Written out by hand, with no import side effects: adding a strategy is its module plus one line in
-`STRATEGIES`. Everything that lists strategies derives from this dict: the CLI's ``--strategy``
-choices and ``compare`` (the ``core`` tier), ``GET /strategies`` and the OpenAPI schema, eval's
-``all``, the router's fallbacks, the ``strategies:`` section of ``settings.yaml`` and the generated
-``docs/settings.md``; and, with `core/artifacts.READS`, which strategies a build can serve (`served`).
+Written out by hand, with no import side effects: adding a strategy is its module, its entry in
+`catalog.CATALOG` (tier, summary, fallbacks, cost: what the CLI's parser reads without importing
+any retriever) and its retriever and parameter model in `_BUILT` here. Everything that lists
+strategies derives from `STRATEGIES`: the CLI's ``--strategy`` choices and ``compare`` (the
+``core`` tier), ``GET /strategies`` and the OpenAPI schema, eval's ``all``, the router's
+fallbacks, the ``strategies:`` section of ``settings.yaml`` and the generated ``docs/settings.md``;
+and, with `core/artifacts.READS`, which strategies a build can serve (`served`).
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 from graphunified_query.core.artifacts import needed_artifacts
 from graphunified_query.strategies.base import Retriever, RetrieverContext
+from graphunified_query.strategies.catalog import AUTO as AUTO  # where callers have always found it
+from graphunified_query.strategies.catalog import CATALOG, Tier
 from graphunified_query.strategies.composable.graph import GraphDFSParams, GraphParams, GraphRetriever
 from graphunified_query.strategies.composable.vector import VectorMMRParams, VectorParams, VectorRetriever
 from graphunified_query.strategies.expanded import ExpandedParams, ExpandedRetriever
@@ -27,11 +31,6 @@ from graphunified_query.strategies.lightrag import LightRAGParams, LightRAGRetri
 from graphunified_query.strategies.naive import NaiveParams, NaiveRetriever
 from graphunified_query.strategies.params import StrategyParams
 
-AUTO = "auto"  # not a strategy: the router picks one per question
-# core: the six compared side by side (`compare`, eval `all`, the router's targets);
-# extra: chosen by name only; composable: building blocks, also combinable in settings.yaml.
-Tier = Literal["core", "extra", "composable"]
-
 
 @dataclass(frozen=True)
 class Strategy:
@@ -41,17 +40,12 @@ class Strategy:
     # Each factory takes its own strategy's model (`params`), which the registry validated.
     build: Callable[[RetrieverContext, Any], Retriever]
     params: type[StrategyParams]
-    tier: Tier
+    tier: Tier  # tier, summary, fallbacks, deepens, cost: as `catalog.Entry` says
     summary: str
-    # Where the router sends this strategy's questions when the index cannot serve it, best first.
     fallbacks: tuple[str, ...] = ("naive",)
     # Keys of its settings.yaml entry that say what is built (a composition), not parameters.
     structure: frozenset[str] = frozenset()
-    # Whether a deeper list may be asked for when filters leave fewer than top_k (`query_path`);
-    # False where the candidates do not grow with top_k and asking again repeats LLM calls.
     deepens: bool = True
-    # Relative cost of one query, cheapest 0: dense only < dense + BM25 < graph walks < LLM calls at
-    # query time. Ties in the learned router's labels go to the cheaper strategy (`cost_order`).
     cost: int = 2
     # A composition's strategies (settings.yaml's combine/rerank): it reads what they read.
     composed_of: tuple[str, ...] = ()
@@ -62,76 +56,26 @@ class Strategy:
         return needed_artifacts([self.name, *self.composed_of])
 
 
+# Each catalog entry's retriever and parameter model: what the catalog declares without importing.
+_BUILT: dict[str, tuple[Callable[[RetrieverContext, Any], Retriever], type[StrategyParams]]] = {
+    "naive": (NaiveRetriever, NaiveParams),
+    "hybrid": (HybridRetriever, HybridParams),
+    "graphrag_local": (GraphRAGLocalRetriever, GraphRAGLocalParams),
+    "graphrag_global": (GraphRAGGlobalRetriever, GraphRAGGlobalParams),
+    "lightrag": (LightRAGRetriever, LightRAGParams),
+    "hipporag": (HippoRAGRetriever, HippoRAGParams),
+    "expanded": (ExpandedRetriever, ExpandedParams),
+    "vector": (partial(VectorRetriever, name="vector"), VectorParams),
+    "vector_mmr": (partial(VectorRetriever, name="vector_mmr"), VectorMMRParams),
+    "graph_bfs": (partial(GraphRetriever, name="graph_bfs"), GraphParams),
+    "graph_dfs": (partial(GraphRetriever, name="graph_dfs"), GraphDFSParams),
+}
+if _BUILT.keys() != CATALOG.keys():  # a strategy in one table only: fail at import, not at a query
+    raise RuntimeError(f"catalog and registry disagree: {sorted(_BUILT.keys() ^ CATALOG.keys())}")
+
 STRATEGIES: dict[str, Strategy] = {
-    s.name: s
-    for s in (
-        Strategy("naive", NaiveRetriever, NaiveParams, "core", "cosine over chunk vectors", (), cost=0),
-        Strategy("hybrid", HybridRetriever, HybridParams, "core", "dense + BM25, weighted RRF", cost=1),
-        Strategy(
-            "graphrag_local",
-            GraphRAGLocalRetriever,
-            GraphRAGLocalParams,
-            "core",
-            "entity neighbourhoods (Microsoft GraphRAG local search)",
-            ("lightrag", "hipporag", "hybrid", "naive"),
-        ),
-        Strategy(
-            "graphrag_global",
-            GraphRAGGlobalRetriever,
-            GraphRAGGlobalParams,
-            "core",
-            "community reports, map-reduce (GraphRAG global search)",
-            ("lightrag", "hybrid", "naive"),
-            deepens=False,
-            cost=4,  # an LLM map over community reports per question
-        ),
-        Strategy(
-            "lightrag",
-            LightRAGRetriever,
-            LightRAGParams,
-            "core",
-            "entities and relationships, dual level (LightRAG)",
-            ("hipporag", "graphrag_local", "hybrid", "naive"),
-            cost=3,  # keyword extraction by the LLM when one is configured
-        ),
-        Strategy(
-            "hipporag",
-            HippoRAGRetriever,
-            HippoRAGParams,
-            "core",
-            "personalized PageRank over the entity graph (HippoRAG 2)",
-            ("lightrag", "graphrag_local", "hybrid", "naive"),
-        ),
-        Strategy("expanded", ExpandedRetriever, ExpandedParams, "extra", "vector seeds + graph expansion"),
-        Strategy(
-            "vector",
-            partial(VectorRetriever, name="vector"),
-            VectorParams,
-            "composable",
-            "chunk vectors",
-        ),
-        Strategy(
-            "vector_mmr",
-            partial(VectorRetriever, name="vector_mmr"),
-            VectorMMRParams,
-            "composable",
-            "MMR",
-        ),
-        Strategy(
-            "graph_bfs",
-            partial(GraphRetriever, name="graph_bfs"),
-            GraphParams,
-            "composable",
-            "BFS walk",
-        ),
-        Strategy(
-            "graph_dfs",
-            partial(GraphRetriever, name="graph_dfs"),
-            GraphDFSParams,
-            "composable",
-            "DFS walk",
-        ),
-    )
+    name: Strategy(name, *_BUILT[name], e.tier, e.summary, e.fallbacks, deepens=e.deepens, cost=e.cost)
+    for name, e in CATALOG.items()
 }
 
 

@@ -1,13 +1,9 @@
-"""The factory, get_stats, the LangChain adapter, and the composed retrievers on the built two-hop index."""
+"""The factory, get_stats, and the composed retrievers on the built two-hop index."""
 
 from __future__ import annotations
 
 import asyncio
-import builtins
-import importlib
 import math
-import sys
-from typing import Any
 
 import pytest
 
@@ -74,35 +70,6 @@ def test_get_stats_reports_parameters_and_index_sizes(context: RetrieverContext)
     assert inner["first"]["name"] == "vector" and inner["second"]["traversal"] == "bfs"
     plain = RerankingRetriever(NaiveRetriever(context), LocalReranker(context))
     assert plain.get_stats()["inner"] == {"name": "naive", "params": {}}  # a registered strategy wraps too
-
-
-def test_langchain_adapter(context: RetrieverContext) -> None:
-    pytest.importorskip("langchain_core")
-    from graphunified_query.langchain import as_langchain
-
-    adapter = as_langchain(build("graph_bfs", context, seed_k=1), top_k=3)
-    documents = adapter.invoke("alpha station")
-    assert [d.page_content.split(" (")[0] for d in documents] == ["Alpha Station", "Bravo", "Charlie"]
-    first = documents[0].metadata
-    assert first["kind"] == "entity" and first["depth"] == 0 and first["strategy"] == "graph_bfs"
-    assert first["chunk_id"] == "k1" and math.isfinite(first["score"])
-    assert asyncio.run(adapter.ainvoke("alpha station")) == documents
-    with_params = as_langchain(build("graph_bfs", context, seed_k=1), top_k=10, max_hops=0)
-    assert len(with_params.invoke("alpha station")) == 1
-
-
-def test_langchain_adapter_names_the_package_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_import = builtins.__import__
-
-    def without_langchain(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name.startswith("langchain_core"):
-            raise ImportError(f"No module named {name!r}")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", without_langchain)
-    monkeypatch.delitem(sys.modules, "graphunified_query.langchain", raising=False)
-    with pytest.raises(ImportError, match="pip install langchain-core"):
-        importlib.import_module("graphunified_query.langchain")
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS))

@@ -84,12 +84,3 @@ def test_the_order_is_seeded(engine: QueryEngine, monkeypatch: pytest.MonkeyPatc
     second = _spy(engine, monkeypatch)
     run_questions(engine, QUESTIONS, STRATEGIES, ks=(2,), generate=False, seed=3)
     assert _orders(first) == _orders(second)
-
-
-def test_progress_off_a_terminal_is_a_line_per_tenth(capsys: pytest.CaptureFixture[str]) -> None:
-    from graphunified_query.evaluation.runner import terminal_progress
-
-    for done in range(1, 701):
-        terminal_progress(done, 700, "naive")
-    written = capsys.readouterr().err
-    assert "\r" not in written and written.count("\n") == 10 and written.endswith("eval: 700/700 runs\n")

@@ -1,9 +1,10 @@
-"""One request, every entry point: CLI, HTTP, Python, LangChain and eval return the same contexts
+"""One request, every entry point: CLI, HTTP, Python, LangChain, LlamaIndex and eval return the same contexts
 (ids, order, scores) and refuse a misspelt parameter with the same text; an injected document
 reaches no path unless risky content is asked for; ``top_k`` is a hard cap that filters fill."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import shutil
@@ -95,6 +96,13 @@ def langchain_path(engine: QueryEngine, strategy: str, params: dict[str, Any]) -
     return [(d.id, d.metadata["score"]) for d in documents]
 
 
+def llamaindex_path(engine: QueryEngine, strategy: str, params: dict[str, Any]) -> Contexts:
+    from graphunified_query.llamaindex import as_llamaindex
+
+    nodes = as_llamaindex(engine, strategy=strategy, k=TOP_K, **params).retrieve(QUESTION)
+    return [(n.node.metadata["chunk_id"], n.node.metadata["score"]) for n in nodes]
+
+
 def eval_path(engine: QueryEngine, strategy: str, params: dict[str, Any]) -> Contexts:
     question = Question("q1", QUESTION, ("Eastfold",), ("hale-mill.md",), None)
     runs = run_questions(engine, [question], [strategy], ks=(2,), generate=True, params=params)
@@ -116,6 +124,8 @@ def every_path(
         "langchain": lambda: langchain_path(engine, strategy, params),
         "eval": lambda: eval_path(engine, strategy, params),
     }
+    if importlib.util.find_spec("llama_index") is not None:  # an optional extra, [llamaindex]
+        paths["llamaindex"] = lambda: llamaindex_path(engine, strategy, params)
     found: dict[str, Contexts | str] = {}
     for name, run in paths.items():
         try:

@@ -1,4 +1,5 @@
-"""A strategy registered in one line appears in the CLI, GET /strategies, eval and the router."""
+"""A strategy registered in two lines (its catalog entry, its retriever) appears in the CLI,
+GET /strategies, eval and the router."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from graphunified_query.evaluation.command import parse_strategies
 from graphunified_query.evaluation.dataset import Question
 from graphunified_query.evaluation.runner import run_questions
 from graphunified_query.server.app import create_app
+from graphunified_query.strategies.catalog import CATALOG, Entry
 from graphunified_query.strategies.registry import STRATEGIES
 from tests.query.toy_strategy import TOY
 from tests.serving import loopback_client
@@ -20,7 +22,8 @@ from tests.serving import loopback_client
 
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(STRATEGIES, "toy", TOY)  # the one registry line
+    monkeypatch.setitem(CATALOG, "toy", Entry(TOY.tier, TOY.summary))  # what --help lists
+    monkeypatch.setitem(STRATEGIES, "toy", TOY)  # what runs
 
 
 @pytest.mark.usefixtures("registered")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -36,6 +37,32 @@ def integer(value: Any, fill: int) -> int:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return fill
     return int(value)
+
+
+_GRAPHRAG_ID = re.compile(r"[0-9a-f]{128}")  # GraphRAG names a document by the SHA-512 of its text
+
+
+def readable_document_ids(documents: pa.Table, chunks: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """Answers cite a document by its id: a document GraphRAG named by a hash takes its title
+    (a file name) instead, when no other document has that title or id; its chunks follow."""
+    ids = [str(i) for i in documents.column("id").to_pylist()]
+    titles = documents.column("title").to_pylist()
+    taken, counts = set(ids), Counter(titles)
+    renamed = {
+        i: t
+        for i, t in zip(ids, titles, strict=True)
+        if _GRAPHRAG_ID.fullmatch(i) and t and counts[t] == 1 and t not in taken
+    }
+    if not renamed:
+        return documents, chunks
+    documents = _replace(documents, "id", [renamed.get(i, i) for i in ids])
+    owners = [renamed.get(d, d) if d is not None else None for d in chunks.column("document_id").to_pylist()]
+    return documents, _replace(chunks, "document_id", owners)
+
+
+def _replace(table: pa.Table, column: str, values: list[Any]) -> pa.Table:
+    index = table.schema.get_field_index(column)
+    return table.set_column(index, pa.field(column, pa.string()), pa.array(values, pa.string()))
 
 
 def documents_table(documents: pa.Table, chunk_ids: Mapping[str, list[str]]) -> pa.Table:
@@ -163,6 +190,7 @@ def relationships_table(
                 "source_id": source,
                 "target_id": target,
                 "type": RELATIONSHIP_TYPE,
+                "keywords": list(r.get("keywords") or []),  # GraphRAG has none; LightRAG's edges do
             }
         )
     return pa.Table.from_pylist(rows, schema=RELATIONSHIPS_SCHEMA), relationships.num_rows - len(rows)

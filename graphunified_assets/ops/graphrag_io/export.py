@@ -1,16 +1,18 @@
-"""`export_graphrag`: a data home's tables as a Microsoft GraphRAG v3 output folder.
+"""`export_graphrag`: a data home's tables and embeddings as a Microsoft GraphRAG v3 output folder.
 
 GraphRAG's columns are a prefix of ours, so exporting is mostly dropping our extra columns.
 What we leave empty or store typed and GraphRAG fills is derived here: a document's text units,
 creation date and record fields, and a text unit's entities and relationships. Ids stay ours
 (document ids are input paths, not SHA-512).
+The home's vectors go into GraphRAG's LanceDB tables (`vectors.py`), so GraphRAG's local, basic and
+DRIFT search find them; every file is mode 0644.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,15 +20,24 @@ from typing import Any
 import pyarrow as pa
 
 from graphunified_assets.ops.graphrag_io.schema import graphrag_schema
+from graphunified_assets.ops.graphrag_io.vectors import (
+    GRAPHRAG_EMBEDDINGS,
+    HomeVectors,
+    share,
+    write_lancedb_tables,
+)
 from graphunified_query.core.artifacts import (
+    CHUNK_VECTORS,
     CHUNKS,
     COMMUNITIES,
     COMMUNITY_REPORTS,
     DOCUMENTS,
     ENTITIES,
     RELATIONSHIPS,
+    VECTOR_TABLES,
 )
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.progress import Progress
 from graphunified_query.core.stores.parquet import StoreError, read_table, read_tables, write_table_atomic
 from graphunified_query.core.tables import CHUNKS_SCHEMA, DOCUMENTS_SCHEMA
 
@@ -35,18 +46,23 @@ from graphunified_query.core.tables import CHUNKS_SCHEMA, DOCUMENTS_SCHEMA
 class ExportReport:
     folder: Path
     rows: dict[str, int]
+    what: str = "GraphRAG v3 tables"
+    vectors: dict[str, int] = field(default_factory=dict)  # GraphRAG's LanceDB tables, rows each
 
     def summary(self) -> str:
         counts = ", ".join(f"{n} {table}" for table, n in self.rows.items())
-        return f"exported GraphRAG v3 tables to {self.folder}: {counts}"
+        embedded = ", ".join(f"{n} {table}" for table, n in self.vectors.items())
+        return f"exported {self.what} to {self.folder}: {counts}" + (
+            f"; embeddings: {embedded}" if embedded else ""
+        )
 
 
-def export_graphrag(home: Path, out: Path) -> ExportReport:
+def export_graphrag(home: Path, out: Path, progress: Progress | None = None) -> ExportReport:
     """Write ``out/{documents,text_units,entities,...}.parquet``, ``stats.json`` and ``context.json``."""
     layout = HomeLayout.at(home)
     hint = f"python -m graphunified_assets index --home {home}"
-    documents = _per_document(layout, DOCUMENTS, DOCUMENTS_SCHEMA, hint).sort_by("id")
-    chunks = _per_document(layout, CHUNKS, CHUNKS_SCHEMA, hint).sort_by(
+    documents = per_document_table(layout, DOCUMENTS, DOCUMENTS_SCHEMA, hint).sort_by("id")
+    chunks = per_document_table(layout, CHUNKS, CHUNKS_SCHEMA, hint).sort_by(
         [("document_id", "ascending"), ("chunk_index", "ascending")]
     )
     entities, relationships, communities, reports = (
@@ -70,8 +86,11 @@ def export_graphrag(home: Path, out: Path) -> ExportReport:
         COMMUNITY_REPORTS: reports,
     }
     out.mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
+    steps = len(tables) + len(GRAPHRAG_EMBEDDINGS)
+    for done, (name, table) in enumerate(tables.items(), 1):
         write_table_atomic(out / f"{name}.parquet", _graphrag_columns(name, table))
+        if progress:
+            progress(done, steps, name)
     stats = {
         "total_runtime": 0.0,
         "num_documents": documents.num_rows,
@@ -81,10 +100,28 @@ def export_graphrag(home: Path, out: Path) -> ExportReport:
     }
     (out / "stats.json").write_text(json.dumps(stats, indent=4) + "\n", encoding="utf-8")
     (out / "context.json").write_text("{}\n", encoding="utf-8")
-    return ExportReport(out, {name: table.num_rows for name, table in tables.items()})
+    vectors = HomeVectors(layout, hint)
+    chunk_matrix = vectors.aligned(CHUNK_VECTORS, chunk_ids)
+    embedded = write_lancedb_tables(
+        out / "lancedb",
+        {
+            name: (ids, vectors.aligned(vector_table, ids, chunk_matrix.shape[1]))
+            for name, vector_table, ids in (
+                ("text_unit_text", CHUNK_VECTORS, chunk_ids),
+                ("entity_description", VECTOR_TABLES[ENTITIES], entities.column("id").to_pylist()),
+                (
+                    "community_full_content",
+                    VECTOR_TABLES[COMMUNITY_REPORTS],
+                    reports.column("id").to_pylist(),
+                ),
+            )
+        },
+    )
+    share(out)
+    return ExportReport(out, {name: table.num_rows for name, table in tables.items()}, vectors=embedded)
 
 
-def _per_document(layout: HomeLayout, table: str, schema: pa.Schema, hint: str) -> pa.Table:
+def per_document_table(layout: HomeLayout, table: str, schema: pa.Schema, hint: str) -> pa.Table:
     paths = sorted(layout.partition_dir(table).glob("*.parquet"))
     if not paths:
         raise StoreError(f"{layout.partition_dir(table)} holds no documents; build the index with `{hint}`.")

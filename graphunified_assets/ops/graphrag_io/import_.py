@@ -31,6 +31,7 @@ from graphunified_assets.ops.graphrag_io.convert import (
     chunks_table,
     documents_table,
     entities_table,
+    readable_document_ids,
     relationships_table,
     title_degrees,
 )
@@ -52,12 +53,13 @@ from graphunified_query.core.tables import FACTS_SCHEMA, stamp_indexed_at
 @dataclass(frozen=True)
 class ImportReport:
     folder: Path
-    version: str
+    version: str  # GraphRAG's "v1"-"v3", or the other tool's layout (LightRAG's "working folder")
     rows: dict[str, int]  # our tables as written
     skipped_text_units: int  # their document is not in documents.parquet
     dropped_relationships: int  # an endpoint title is not in entities.parquet
     run_ids: list[str]
     seconds: float
+    tool: str = "GraphRAG"
 
     def summary(self) -> str:
         counts = ", ".join(f"{n} {table}" for table, n in self.rows.items() if table != FACTS)
@@ -70,26 +72,38 @@ class ImportReport:
             if n
         ]
         skipped = f" (skipped {', '.join(dropped)})" if dropped else ""
-        return f"imported GraphRAG {self.version} tables: {counts}{skipped} in {self.seconds:.1f}s"
+        return f"imported {self.tool} {self.version} tables: {counts}{skipped} in {self.seconds:.1f}s"
 
 
 def import_graphrag(
     folder: Path, resource: GraphUnifiedResource, *, echo: Callable[[str], None] = print
 ) -> ImportReport:
     """Import ``folder`` (GraphRAG v3, v2 or v1 output) into the fresh home ``resource.home``."""
+    _require_fresh(resource.layout)
+    return import_tables(read_graphrag(Path(folder)), resource, echo=echo)
+
+
+def import_tables(
+    source: GraphRAGTables,
+    resource: GraphUnifiedResource,
+    *,
+    echo: Callable[[str], None] = print,
+    tool: str = "GraphRAG",
+) -> ImportReport:
+    """GraphRAG-v3-shaped tables (read from GraphRAG, or converted from another tool's folder)
+    into the fresh home ``resource.home``, then the query indexes built over them."""
     started = time.perf_counter()
     layout = resource.layout
     _require_fresh(layout)
-    source = read_graphrag(Path(folder))
     try:
         tables, skipped, dropped = convert_tables(source)
     except (TypeError, ValueError, KeyError, AttributeError, pa.ArrowException) as error:
         # A column of an unexpected type (numbers where GraphRAG writes text, say): name the cause.
         raise GraphRAGFormatError(
-            f"{source.folder}: a column does not have GraphRAG's type ({type(error).__name__}: {error}); "
-            "re-export the folder with GraphRAG or fix that column"
+            f"{source.folder}: a column does not have {tool}'s type ({type(error).__name__}: {error}); "
+            f"re-export the folder with {tool} or fix that column"
         ) from None
-    echo(f"{source.folder}: GraphRAG {source.version} output, {tables[DOCUMENTS].num_rows} documents")
+    echo(f"{source.folder}: {tool} {source.version} output, {tables[DOCUMENTS].num_rows} documents")
     _write(layout, tables)
     documents = tables[DOCUMENTS].select(["id", "content_hash"]).to_pylist()
     IndexState(layout.index_state).mark_indexed({d["id"]: d["content_hash"] for d in documents})
@@ -97,14 +111,14 @@ def import_graphrag(
 
     run_ids = build_indexes(resource, tables, source=source.folder, echo=echo)
     rows = {name: table.num_rows for name, table in tables.items()}
-    return ImportReport(
-        source.folder, source.version, rows, skipped, dropped, run_ids, time.perf_counter() - started
-    )
+    seconds = time.perf_counter() - started
+    return ImportReport(source.folder, source.version, rows, skipped, dropped, run_ids, seconds, tool)
 
 
 def convert_tables(source: GraphRAGTables) -> tuple[dict[str, pa.Table], int, int]:
     """Our tables from GraphRAG's, with the counts of text units and relationships left out."""
-    given = source.tables
+    given = dict(source.tables)
+    given[DOCUMENTS], given[CHUNKS] = readable_document_ids(given[DOCUMENTS], given[CHUNKS])
     document_ids = {str(i) for i in given[DOCUMENTS].column("id").to_pylist()}
     if not document_ids:
         raise GraphRAGFormatError(f"{source.folder}: documents table is empty; nothing to import")

@@ -6,11 +6,10 @@ NAME` writes it as a commented file (every other setting listed, commented out, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from graphunified_query.core.settings.model import Settings, SettingsError
+if TYPE_CHECKING:  # the CLI's parser reads PRESETS' names without loading the settings model
+    from graphunified_query.core.settings.model import Settings
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Offline without a key; with ANTHROPIC_API_KEY a Haiku-class model, no gleaning, extractive
@@ -51,6 +50,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 def preset_values(name: str | None) -> dict[str, Any]:
     """The preset's overrides (empty for None: the defaults); SettingsError for an unknown name."""
+    from graphunified_query.core.settings.model import SettingsError
+
     if name is None:
         return {}
     if name not in PRESETS:
@@ -60,6 +61,10 @@ def preset_values(name: str | None) -> dict[str, Any]:
 
 def preset_settings(name: str | None) -> Settings:
     """The preset validated through the settings model."""
+    from pydantic import ValidationError
+
+    from graphunified_query.core.settings.model import Settings, SettingsError
+
     try:
         return Settings.model_validate(preset_values(name))
     except ValidationError as error:  # a preset that drifted from the model: a bug, said plainly

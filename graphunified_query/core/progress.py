@@ -1,0 +1,52 @@
+"""Progress people can see on long work (eval's runs, an export's files): counts and an ETA.
+
+On a terminal one line is redrawn in place; off a terminal (CI, a log file) a line is written per
+tenth of the work, not per step (a 700-run eval wrote 700 bars into its log). Both say how much
+is done of how much, the time so far and the estimated time left (the mean step so far times
+the steps left).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+WIDTH = 30  # characters of the bar
+
+
+class Progress:
+    """``progress(done, total, label)`` after each step of ``what`` (counted in ``unit``)."""
+
+    def __init__(
+        self,
+        what: str,
+        unit: str,
+        *,
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.what, self.unit, self.clock = what, unit, clock
+        self.stream = stream if stream is not None else sys.stderr
+        self.started = clock()
+
+    def __call__(self, done: int, total: int, label: str = "") -> None:
+        elapsed = self.clock() - self.started
+        left = elapsed / done * (total - done) if done else 0.0
+        timing = f"{_seconds(elapsed)} elapsed" + (f", ETA {_seconds(left)}" if done < total else "")
+        if not self.stream.isatty():
+            if done == total or done % max(total // 10, 1) == 0:
+                self.stream.write(f"{self.what}: {done}/{total} {self.unit} ({timing})\n")
+            return
+        filled = int(WIDTH * done / total) if total else WIDTH
+        bar = f"[{'#' * filled}{'.' * (WIDTH - filled)}]"
+        self.stream.write(f"\r{self.what} {bar} {done}/{total} {self.unit} {timing} {label:<16}")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _seconds(value: float) -> str:
+    minutes, seconds = divmod(round(value), 60)
+    return f"{minutes}m{seconds:02d}s" if minutes else f"{seconds}s"
