@@ -17,6 +17,7 @@ from pydantic import PrivateAttr
 from graphunified_assets.lib.extraction.records import Extractor
 from graphunified_assets.lib.extraction.selection import make_extractor, make_llm
 from graphunified_assets.lib.reports.build import Reporter
+from graphunified_assets.ops.run_home import WrongHome, run_home
 from graphunified_query.core.home_input import InputChoice, choose_input
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.plugins import VOYAGE_KEY
@@ -41,10 +42,18 @@ class GraphUnifiedResource(dg.ConfigurableResource):
 
     _settings: Settings | None = PrivateAttr(default=None)
     _embedder: CachedEmbedder | None = PrivateAttr(default=None)
+    _run_layout: HomeLayout | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        # In a step the home is the run's (graphunified_assets/ops/run_home.py), not this process's.
+        layout = layout_for_run(context, self.home)
+        if layout != self.layout:
+            self._settings, self._embedder = None, None
+        self._run_layout = layout
 
     @property
     def layout(self) -> HomeLayout:
-        return HomeLayout.at(self.home)
+        return self._run_layout or HomeLayout.at(self.home)
 
     @property
     def settings(self) -> Settings:
@@ -60,7 +69,9 @@ class GraphUnifiedResource(dg.ConfigurableResource):
         """--input, else storage.input_dir set in settings.yaml, else the recorded folder, else the
         default of storage.input_dir (a fresh home); whether it departs from the recorded one."""
         storage = self.settings.storage
-        requested = Path(self.input_dir) if self.input_dir else None
+        # --input / GRAPHUNIFIED_INPUT name the configured home's folder, not another run's home's.
+        own_home = self._run_layout is None or self._run_layout == HomeLayout.at(self.home)
+        requested = Path(self.input_dir) if self.input_dir and own_home else None
         if requested is None and "input_dir" in storage.model_fields_set:
             requested = storage.input_dir
         return choose_input(self.layout, requested, storage.input_dir)
@@ -120,6 +131,19 @@ class GraphUnifiedResource(dg.ConfigurableResource):
             extraction_cache=self.layout.extraction_cache,
             llm=self.llm(),
         )
+
+
+def layout_for_run(context: dg.InitResourceContext, configured: str) -> HomeLayout:
+    """The home of the run this resource serves (``configured`` outside a run, e.g. in a sensor);
+    a `dg.Failure` naming both homes when this machine would write to another home."""
+    run = context.dagster_run
+    if run is None:
+        return HomeLayout.at(configured)
+    root = context.instance.root_directory if context.instance is not None else None
+    try:
+        return run_home(run.tags, configured, root)
+    except WrongHome as error:
+        raise dg.Failure(f"Run {run.run_id}: {error}.", allow_retries=False) from None
 
 
 def _secret(name: str) -> dg.EnvVar | None:

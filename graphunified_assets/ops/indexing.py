@@ -37,6 +37,7 @@ from graphunified_assets.ops.home_lock import (
     refuse_foreign_runs,
     run_tags,
 )
+from graphunified_assets.ops.run_home import home_tags
 from graphunified_assets.ops.store_check import check_sqlite_files, check_store
 from graphunified_query.core.artifacts import DOCUMENTS, LANCE_TABLES
 from graphunified_query.core.layout import HomeLayout
@@ -214,10 +215,11 @@ def _runner(
 ) -> Callable[[str, dict[str, str]], str]:
     """How this `index` executes a job with tags: each in a fresh process (``fresh``, a large
     update), else in this one."""
+    home = home_tags(resource.layout)  # the run carries its home to every step, wherever it runs
     if fresh:
-        return lambda job_name, tags: run_in_child(resource, instance, job_name, tags)
+        return lambda job_name, tags: run_in_child(resource, instance, job_name, {**tags, **home})
     defs = build_definitions(resource)
-    return lambda job_name, tags: run_job(defs, job_name, instance, tags)
+    return lambda job_name, tags: run_job(defs, job_name, instance, {**tags, **home})
 
 
 def run_in_child(
