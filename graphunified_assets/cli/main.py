@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from graphunified_assets.cli import config as config_cli
 from graphunified_assets.cli import tuning as tuning_cli
+from graphunified_assets.ops.run_home import celery_queue
+from graphunified_assets.ops.worker import HOME_ENV, start_worker, variables_help, worker_problems
 from graphunified_query.core.plugins import ANTHROPIC_KEY, VOYAGE_KEY
 from graphunified_query.core.settings.model import SettingsError
 
@@ -19,7 +21,7 @@ if TYPE_CHECKING:  # the parser is built without Dagster (`graphunified ask` nev
     from graphunified_assets.defs.resources import GraphUnifiedResource
 
 
-COMMANDS = ("index", "status", "export-graphrag", "import-graphrag", "publish")
+COMMANDS = ("index", "status", "export-graphrag", "import-graphrag", "publish", "worker")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,6 +81,18 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     publish_cmd.add_argument("--home", default="data", help="data home to publish")
     publish_cmd.add_argument("--to", help="s3://bucket/prefix (default: settings.storage.publish_uri)")
+    worker_cmd = commands.add_parser(
+        "worker",
+        help="run a Celery worker for one home's steps (GRAPHUNIFIED_EXECUTOR=celery)",
+        epilog="Its environment, checked before it starts (deploy/README.md):\n"
+        f"{variables_help()}\n\nexample:\n  GRAPHUNIFIED_EXECUTOR=celery GRAPHUNIFIED_HOME=/data/home "
+        "DAGSTER_HOME=/data/home/dagster \\\n    CELERY_BROKER_URL=redis://broker:6379/0 graphunified worker",
+    )
+    worker_cmd.add_argument("--check", action="store_true", help="only check the environment, then exit")
+    worker_cmd.add_argument(
+        "--concurrency", type=int, default=1, help="steps this worker runs at once (each its own process)"
+    )
+    worker_cmd.add_argument("--name", help="the worker's name prefix (default: graphunified)")
     return (*COMMANDS, *tuning_cli.add_parsers(commands), *config_cli.add_parsers(commands))
 
 
@@ -91,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.command in config_cli.COMMANDS:  # no home or settings needed
         return config_cli.run(args)
+    if args.command == "worker":  # its home is the environment's: every step's process needs it
+        return _worker(args)
     resource = GraphUnifiedResource(
         home=args.home,
         input_dir=getattr(args, "input", None),
@@ -172,6 +188,18 @@ def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_inp
     echo(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
     _status(resource, echo)
     return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    problems = worker_problems(os.environ)
+    if problems:
+        for problem in problems:
+            print(f"error: worker: {problem}", file=sys.stderr)
+        return 2
+    if args.check:
+        print(f"worker environment complete; queue {celery_queue(os.environ[HOME_ENV])}")
+        return 0
+    return start_worker(os.environ, concurrency=args.concurrency, name=args.name)
 
 
 def _export_graphrag(resource: GraphUnifiedResource, out: Path) -> int:

@@ -18,6 +18,7 @@ from graphunified_assets.lib.extraction.records import Extractor
 from graphunified_assets.lib.extraction.selection import make_extractor, make_llm
 from graphunified_assets.lib.reports.build import Reporter
 from graphunified_assets.ops.run_home import WrongHome, run_home
+from graphunified_assets.ops.worker import HOME_ENV
 from graphunified_query.core.home_input import InputChoice, choose_input
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.plugins import VOYAGE_KEY
@@ -28,7 +29,6 @@ from graphunified_query.core.settings.model import Settings, load_settings
 if TYPE_CHECKING:
     from graphunified_query.core.providers.llm import LLM
 
-HOME_ENV = "GRAPHUNIFIED_HOME"
 INPUT_ENV = "GRAPHUNIFIED_INPUT"
 
 
@@ -151,11 +151,12 @@ def _secret(name: str) -> dg.EnvVar | None:
     return dg.EnvVar(name) if os.environ.get(name) else None
 
 
-def default_resource() -> GraphUnifiedResource:
-    """The resource the code location is loaded with (`dagster dev`, the UI, sensors)."""
+def default_resource(home: str | None = None, input_dir: str | None = None) -> GraphUnifiedResource:
+    """The resource the code location is loaded with (`dagster dev`, the UI, sensors), for the
+    environment's home unless ``home`` is given (`index`'s runs on other executors)."""
     return GraphUnifiedResource(
-        home=os.environ.get(HOME_ENV, "data"),
-        input_dir=os.environ.get(INPUT_ENV),
+        home=home or os.environ.get(HOME_ENV, "data"),
+        input_dir=input_dir if home else os.environ.get(INPUT_ENV),
         voyage_api_key=_secret(VOYAGE_KEY),
         anthropic_api_key=_secret(ANTHROPIC_KEY),
     )
