@@ -29,7 +29,13 @@ from tests.conftest import SAMPLE_DOCS
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "Who founded the Hale Mill?"
 
-pytestmark = pytest.mark.skipif(missing_services() is not None, reason=missing_services() or "")
+# Opt-in: three builds through real services take 4-13 min on this 2-core machine (more than the
+# CI budget allows); `make test-cluster` runs it.
+OPT_IN = "GRAPHUNIFIED_CLUSTER_TESTS"
+pytestmark = [
+    pytest.mark.skipif(not os.environ.get(OPT_IN), reason=f"set {OPT_IN}=1 (make test-cluster) to run it"),
+    pytest.mark.skipif(missing_services() is not None, reason=missing_services() or ""),
+]
 
 
 @dataclass
@@ -67,9 +73,10 @@ class Cluster:
         conn.autocommit = True
         conn.cursor().execute(f"CREATE DATABASE {db}")
         conn.close()
-        instance = yaml.safe_load((ROOT / "dagster.yaml").read_text(encoding="utf-8"))
-        instance.pop("event_log_storage")  # SQLite's; Postgres stores everything here
-        instance["storage"] = {"postgres": {"postgres_db": {**self.postgres, "db_name": db}}}
+        # deploy/celery/dagster.yaml, loaded as the home's instance: only the server's address differs.
+        instance = yaml.safe_load((ROOT / "deploy" / "celery" / "dagster.yaml").read_text(encoding="utf-8"))
+        postgres_db = instance["storage"]["postgres"]["postgres_db"]
+        postgres_db.update(hostname=self.postgres["hostname"], port=self.postgres["port"], db_name=db)
         (home / "dagster" / "dagster.yaml").write_text(yaml.safe_dump(instance), encoding="utf-8")
         return home
 
@@ -151,6 +158,7 @@ def _tables(home: Path) -> dict[str, int]:
 
 
 def _answer(home: Path) -> str:
+    """The retrieved contexts for QUESTION, without the timing line."""
     done = subprocess.run(
         [sys.executable, "-m", "graphunified", "ask", QUESTION, "--home", str(home), "--retrieve-only"],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -159,32 +167,79 @@ def _answer(home: Path) -> str:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout
+    return "\n".join(line for line in done.stdout.splitlines() if " ms" not in line)
 
 
 def _ok(done: subprocess.CompletedProcess[str]) -> None:
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
 
-def test_two_workers_build_the_sample_as_in_process_does_and_leave_another_home_alone(
-    cluster: Cluster, corpus: Path
-) -> None:
-    # Home A, on the same broker, with a worker of its own; built first.
+@dataclass
+class Built:
+    home_a: Path
+    home_b: Path
+    reference: Path
+    a_before_b: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def built(cluster: Cluster, corpus: Path) -> Built:
+    """Home A built by its worker; then home B, on the same broker, by two workers of its own; and
+    the same corpus in process, as the reference."""
     home_a = cluster.home("a")
     cluster.start_worker(home_a)
     _ok(cluster.index(home_a, corpus))
     before = _snapshot(home_a)
-    # Home B: two workers of its own; its runs' steps go to B's queue only.
     home_b = cluster.home("b")
     cluster.start_worker(home_b)
     cluster.start_worker(home_b)
-    built = cluster.index(home_b, corpus)
-    _ok(built)
-    assert "celery" in (cluster.root / "worker-1.log").read_text(errors="replace").lower()
-    # The same tables and answer as the default in-process build.
+    _ok(cluster.index(home_b, corpus))
     reference = cluster.root / "in-process"
     _ok(cluster.index(reference, corpus, executor="in_process"))
-    assert _tables(home_b) == _tables(reference)
-    assert _answer(home_b) == _answer(reference)
-    # Home A: not one file changed by B's runs, though its worker shared the broker.
-    assert _snapshot(home_a) == before
+    return Built(home_a, home_b, reference, before)
+
+
+def test_two_workers_build_the_same_tables_and_answer_as_in_process(cluster: Cluster, built: Built) -> None:
+    for worker in (1, 2):  # B's steps ran on B's workers (two of them: steps spread)
+        assert "succeeded" in (cluster.root / f"worker-{worker}.log").read_text(errors="replace")
+    assert _tables(built.home_b) == _tables(built.reference)
+    assert _answer(built.home_b) == _answer(built.reference)
+
+
+def test_a_second_home_on_the_same_broker_is_left_alone(cluster: Cluster, built: Built) -> None:
+    # Not one file of A changed by B's runs, though A's worker listened on the same broker...
+    assert _snapshot(built.home_a) == built.a_before_b
+    # ...and B's steps never reached it: A's worker ran A's steps only.
+    log_a = (cluster.root / "worker-0.log").read_text(errors="replace")
+    assert str(built.home_b) not in log_a
+
+
+def test_a_worker_killed_mid_step_leaves_a_run_that_ends_and_a_rerun_that_completes(
+    cluster: Cluster, built: Built, corpus: Path
+) -> None:
+    worker = cluster.workers[1]
+    log = cluster.root / "worker-1.log"
+    seen = log.read_text(errors="replace").count(" received")
+    refresh = subprocess.Popen(
+        [sys.executable, "-m", "graphunified", "index", "--refresh", "--home", str(built.home_b)],
+        env=cluster.environ(built.home_b),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=cluster.root,
+    )
+    deadline = time.monotonic() + 240
+    while log.read_text(errors="replace").count(" received") == seen:  # a step reached worker 1
+        assert refresh.poll() is None and time.monotonic() < deadline, "no step reached worker 1"
+        time.sleep(0.1)
+    children = subprocess.run(["pgrep", "-P", str(worker.pid)], capture_output=True, text=True).stdout.split()
+    assert children, "worker 1 has no pool process"
+    for pid in children:  # its step process dies as an OOM kill would end it
+        os.kill(int(pid), signal.SIGKILL)
+    out, _ = refresh.communicate(timeout=600)
+    # The run completed (the step redelivered) or failed with a message, never hung or crashed.
+    assert refresh.returncode in (0, 1), out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    rerun = cluster.index(built.home_b, corpus)
+    _ok(rerun)
+    assert _tables(built.home_b) == _tables(built.reference)
