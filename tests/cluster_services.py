@@ -85,9 +85,10 @@ def _binary(name: str) -> str:
 
 
 @contextmanager
-def postgres_server() -> Iterator[dict[str, object]]:
+def postgres_server(*, fsync: bool = False) -> Iterator[dict[str, object]]:
     """A PostgreSQL server; yields dagster-postgres's `postgres_db` config. Its folder is a fresh
-    one of its own: as root it runs as `postgres`, which cannot enter pytest's (0700) tmp dirs."""
+    one of its own: as root it runs as `postgres`, which cannot enter pytest's (0700) tmp dirs.
+    Tests run it without fsync; a benchmark (bench/run_storage.py) with it, as a deployment would."""
     folder = Path(tempfile.mkdtemp(prefix="graphunified-pg-"))
     data = folder / "pgdata"
     password_file = folder / "pw"
@@ -100,7 +101,7 @@ def postgres_server() -> Iterator[dict[str, object]]:
     subprocess.run(_as_postgres(initdb), check=True, capture_output=True)
     port = free_port()
     args = [_binary("postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port), "-k", str(folder)]
-    args += ["-c", "fsync=off", "-c", "max_connections=200"]
+    args += ["-c", f"fsync={'on' if fsync else 'off'}", "-c", "max_connections=200"]
     process = subprocess.Popen(_as_postgres(args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_port(port, process, "postgres")

@@ -75,7 +75,7 @@ class Cluster:
         conn.close()
         # deploy/celery/dagster.yaml, loaded as the home's instance: only the server's address differs.
         instance = yaml.safe_load((ROOT / "deploy" / "celery" / "dagster.yaml").read_text(encoding="utf-8"))
-        postgres_db = instance["storage"]["postgres"]["postgres_db"]
+        postgres_db = instance["run_storage"]["config"]["postgres_db"]  # the three stores' one mapping
         postgres_db.update(hostname=self.postgres["hostname"], port=self.postgres["port"], db_name=db)
         (home / "dagster" / "dagster.yaml").write_text(yaml.safe_dump(instance), encoding="utf-8")
         return home

@@ -66,15 +66,17 @@ def test_example_instance_configs_validate_and_load_their_classes_and_driver(dep
         cls = getattr(importlib.import_module(launcher["module"]), launcher["class"])
         result = validate_config(cls.config_type(), launcher["config"])
         assert result.success, [e.message for e in result.errors or []]
-    # What the instance would load: the storage classes the extra brings, and SQLAlchemy's dialect
-    # with the driver the URL names (a fresh install lacked both: `No module named 'psycopg'`).
+    # What the instance would load: every class it names (the extra brings them), and SQLAlchemy's
+    # dialect with the driver the URL names (a fresh install lacked both: `No module named 'psycopg'`).
     import sqlalchemy
-    from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage, PostgresScheduleStorage
     from dagster_postgres.utils import pg_url_from_config
 
-    storages = (PostgresRunStorage, PostgresEventLogStorage, PostgresScheduleStorage)
-    assert all(cls.config_type() for cls in storages)
-    postgres_db = {**config["storage"]["postgres"]["postgres_db"], "password": "unused"}
+    named = [v for v in config.values() if isinstance(v, dict) and "module" in v and "class" in v]
+    for entry in named:
+        cls = getattr(importlib.import_module(entry["module"]), entry["class"])
+        assert validate_config(cls.config_type(), entry.get("config", {})).success, entry["class"]
+    assert {e["class"] for e in named} >= {"PostgresRunStorage", "PooledPostgresEventLogStorage"}
+    postgres_db = {**config["run_storage"]["config"]["postgres_db"], "password": "unused"}
     # create_engine loads the dialect and its driver, and connects to nothing.
     engine = sqlalchemy.create_engine(pg_url_from_config({"postgres_db": postgres_db}))
     assert engine.dialect.driver == "psycopg2"
