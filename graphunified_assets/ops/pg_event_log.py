@@ -2,8 +2,9 @@
 
 The stock `PostgresEventLogStorage` opens a new connection (TCP, authentication) for every stored
 event (SQLAlchemy's NullPool), and a run stores several events per step and per document:
-bench/run_storage.py measured 56-100 ms an event on this machine against 0.75 ms for the home's
-pooled SQLite. This subclass keeps a small pool per process (checked before use, so a restarted
+bench/run_storage.py measured a median 128 ms an event on a loaded 2-core machine (load 16), 43 ms
+with this pool and the deploy configs' asynchronous commits, and 1.3 ms with the home's pooled
+SQLite (docs/benchmarks.md). This subclass keeps a small pool per process (checked before use, so a restarted
 server costs one retry, not a failed step). Selected by deploy/celery/dagster.yaml and
 deploy/k8s/dagster.yaml as their `event_log_storage`; `pip install 'graph-unified[celery]'` (or
 `[k8s]`) brings dagster-postgres.
