@@ -84,9 +84,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     worker_cmd = commands.add_parser(
         "worker",
         help="run a Celery worker for one home's steps (GRAPHUNIFIED_EXECUTOR=celery)",
-        epilog="Its environment, checked before it starts (deploy/README.md):\n"
-        f"{variables_help()}\n\nexample:\n  GRAPHUNIFIED_EXECUTOR=celery GRAPHUNIFIED_HOME=/data/home "
-        "DAGSTER_HOME=/data/home/dagster \\\n    CELERY_BROKER_URL=redis://broker:6379/0 graphunified worker",
+        epilog="example:\n  graphunified worker --check  # then: graphunified worker --concurrency 1\n\n"
+        f"Its environment, checked before it starts (deploy/README.md):\n{variables_help()}",
     )
     worker_cmd.add_argument("--check", action="store_true", help="only check the environment, then exit")
     worker_cmd.add_argument(
