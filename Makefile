@@ -46,7 +46,7 @@ browser-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver; \
 	else echo "browser test needs Debian's chromium and chromium-driver: sudo make browser-deps" >&2; exit 1; fi
 
-# The Celery deployment run for real (tests/test_celery_cluster.py, opt-in: 4-13 min on 2 cores):
+# The Celery deployment run for real (tests/test_celery_cluster.py, opt-in: 7-19 min on 2 shared cores):
 # Debian's redis-server (installed as root when missing) and the machine's PostgreSQL.
 test-cluster: setup deploy-deps
 	GRAPHUNIFIED_CLUSTER_TESTS=1 $(BIN)/python -m pytest -q tests/test_celery_cluster.py
