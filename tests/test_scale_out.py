@@ -16,7 +16,7 @@ from dagster._core.events import DagsterEventType
 from dagster._core.instance.config import dagster_instance_config
 
 from graphunified_assets.defs.build import build_definitions
-from graphunified_assets.defs.executors import EXECUTOR_ENV, executor_from_env
+from graphunified_assets.defs.executors import BROKER_ENV, EXECUTOR_ENV, executor_from_env
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.defs.resources import HOME_ENV, INPUT_ENV, GraphUnifiedResource, default_resource
 from graphunified_assets.defs.sensors import partition_range_tags
@@ -43,7 +43,7 @@ def _job(executor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: s
     return defs.resolve_job_def(name)
 
 
-@pytest.mark.parametrize("executor", sorted(EXTRAS))
+@pytest.mark.parametrize("executor", sorted(EXTRAS.keys() - {"celery"}))  # celery's is the environment's
 def test_example_run_configs_validate_against_their_executor(
     executor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -58,7 +58,7 @@ def test_example_run_configs_validate_against_their_executor(
 
 
 @pytest.mark.parametrize("deployment", ["k8s", "celery"])
-def test_example_instance_configs_validate(deployment: str) -> None:
+def test_example_instance_configs_validate_and_load_their_classes_and_driver(deployment: str) -> None:
     _requires(deployment)
     config, _ = dagster_instance_config(str(DEPLOY / deployment))  # Dagster's instance schema
     launcher = config.get("run_launcher")
@@ -66,6 +66,31 @@ def test_example_instance_configs_validate(deployment: str) -> None:
         cls = getattr(importlib.import_module(launcher["module"]), launcher["class"])
         result = validate_config(cls.config_type(), launcher["config"])
         assert result.success, [e.message for e in result.errors or []]
+    # What the instance would load: every class it names (the extra brings them), and SQLAlchemy's
+    # dialect with the driver the URL names (a fresh install lacked both: `No module named 'psycopg'`).
+    import sqlalchemy
+    from dagster_postgres.utils import pg_url_from_config
+
+    named = [v for v in config.values() if isinstance(v, dict) and "module" in v and "class" in v]
+    for entry in named:
+        cls = getattr(importlib.import_module(entry["module"]), entry["class"])
+        assert validate_config(cls.config_type(), entry.get("config", {})).success, entry["class"]
+    assert {e["class"] for e in named} >= {"PostgresRunStorage", "PooledPostgresEventLogStorage"}
+    postgres_db = {**config["run_storage"]["config"]["postgres_db"], "password": "unused"}
+    # create_engine loads the dialect and its driver, and connects to nothing.
+    engine = sqlalchemy.create_engine(pg_url_from_config({"postgres_db": postgres_db}))
+    assert engine.dialect.driver == "psycopg2"
+
+
+def test_celery_runs_reach_the_environments_broker_on_every_launch_path() -> None:
+    pytest.importorskip("dagster_celery", reason="pip install 'graph-unified[celery]' to validate it")
+    broker = "redis://broker.example:6379/0"
+    executor = executor_from_env({EXECUTOR_ENV: "celery", BROKER_ENV: broker})
+    # The executor's default config, which UI, sensor, schedule and automation runs use unchanged.
+    assert executor.config_schema.default_value["broker"] == broker
+    assert executor.config_schema.default_value["config_source"]["task_acks_late"] is True
+    with pytest.raises(ValueError, match=f"{EXECUTOR_ENV}=celery needs {BROKER_ENV}"):
+        executor_from_env({EXECUTOR_ENV: "celery"})
 
 
 def test_unknown_or_missing_executor_is_a_clear_error() -> None:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 from graphunified_assets.cli import config as config_cli
 from graphunified_assets.cli import tuning as tuning_cli
+from graphunified_assets.ops.run_home import celery_queue
+from graphunified_assets.ops.worker import HOME_ENV, start_worker, variables_help, worker_problems
 
 if TYPE_CHECKING:  # the parser is built without Dagster (`graphunified ask` never loads it)
     from graphunified_assets.defs.resources import GraphUnifiedResource
@@ -60,6 +62,7 @@ COMMANDS = (
     "status",
     *(f"{way}-{key}" for key in INTEROP for way in ("export", "import")),
     "publish",
+    "worker",
 )
 
 
@@ -121,6 +124,17 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     publish_cmd.add_argument("--home", default="data", help="data home to publish")
     publish_cmd.add_argument("--to", help="s3://bucket/prefix (default: settings.storage.publish_uri)")
+    worker_cmd = commands.add_parser(
+        "worker",
+        help="run a Celery worker for one home's steps (GRAPHUNIFIED_EXECUTOR=celery)",
+        epilog="example:\n  graphunified worker --check  # then: graphunified worker --concurrency 1\n\n"
+        f"Its environment, checked before it starts (deploy/README.md):\n{variables_help()}",
+    )
+    worker_cmd.add_argument("--check", action="store_true", help="only check the environment, then exit")
+    worker_cmd.add_argument(
+        "--concurrency", type=int, default=1, help="steps this worker runs at once (each its own process)"
+    )
+    worker_cmd.add_argument("--name", help="the worker's name prefix (default: graphunified)")
     return (*COMMANDS, *tuning_cli.add_parsers(commands), *config_cli.add_parsers(commands))
 
 
@@ -135,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.command in config_cli.COMMANDS:  # no home or settings needed
         return config_cli.run(args)
+    if args.command == "worker":  # its home is the environment's: every step's process needs it
+        return _worker(args)
     resource = GraphUnifiedResource(
         home=args.home,
         input_dir=getattr(args, "input", None),
@@ -218,6 +234,18 @@ def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_inp
     echo(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
     _status(resource, echo)
     return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    problems = worker_problems(os.environ)
+    if problems:
+        for problem in problems:
+            print(f"error: worker: {problem}", file=sys.stderr)
+        return 2
+    if args.check:
+        print(f"worker environment complete; queue {celery_queue(os.environ[HOME_ENV])}")
+        return 0
+    return start_worker(os.environ, concurrency=args.concurrency, name=args.name)
 
 
 def _export(interop: Interop, key: str, resource: GraphUnifiedResource, out: Path) -> int:

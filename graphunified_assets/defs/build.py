@@ -30,18 +30,7 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.defs.schedules import refresh_schedule
 from graphunified_assets.defs.sensors import new_documents_sensor
 from graphunified_assets.ops.logs import configure_logging, run_loggers
-
-# Declarative automation is evaluated by this sensor; on by default so the global tables follow
-# the per-document runs that new_documents_sensor launches (one rebuild per batch).
-global_automation = dg.AutomationConditionSensorDefinition(
-    "global_tables_automation",
-    target=dg.AssetSelection.groups(*GLOBAL_GROUPS),
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Rebuilds the global stage (vectors, graph, indexes, publication) once after "
-    "documents were indexed or removed: declarative automation, one run per batch.",
-    # This sensor class takes no `owners`; the UI shows its metadata instead.
-    metadata={"owners": ", ".join(OWNERS)},
-)
+from graphunified_assets.ops.run_home import home_tags
 
 ASSET_MODULES = (
     raw_documents,
@@ -74,16 +63,33 @@ def _module_assets() -> list[dg.AssetsDefinition]:
     return assets
 
 
+def global_automation(run_tags: dict[str, str]) -> dg.AutomationConditionSensorDefinition:
+    """Declarative automation, evaluated by this sensor; on by default so the global tables follow
+    the per-document runs that new_documents_sensor launches (one rebuild per batch)."""
+    return dg.AutomationConditionSensorDefinition(
+        "global_tables_automation",
+        target=dg.AssetSelection.groups(*GLOBAL_GROUPS),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Rebuilds the global stage (vectors, graph, indexes, publication) once after "
+        "documents were indexed or removed: declarative automation, one run per batch.",
+        # This sensor class takes no `owners`; the UI shows its metadata instead.
+        metadata={"owners": ", ".join(OWNERS)},
+        run_tags=run_tags,  # its runs carry the home, as every launch path's do
+    )
+
+
 def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:
     settings = resource.settings
+    # Every run launched from here writes to this home only; loading writes nothing into it.
+    tags = home_tags(resource.layout, create=False)
     # Every process that loads the code location (CLI, code server, run workers) logs alike.
     configure_logging(settings.logging)
     return dg.Definitions(
         assets=with_owners([raw_documents.raw_documents, *_module_assets()]),
         asset_checks=dg.load_asset_checks_from_modules(ASSET_MODULES),
         jobs=[index_documents_job, refresh_indexes_job],
-        sensors=[new_documents_sensor, global_automation],
-        schedules=[refresh_schedule(settings.automation)],
+        sensors=[new_documents_sensor, global_automation(tags)],
+        schedules=[refresh_schedule(settings.automation, tags)],
         loggers=run_loggers(settings.logging),
         executor=executor_from_env(),
         resources={

@@ -7,7 +7,11 @@ these runs ~10x slower than the CLI), ``multiprocess`` (parallel step processes 
 server that preloaded the code location: `start_method: forkserver` is the default config, not
 only in a run config the UI never uses), ``k8s`` (one Kubernetes job per step;
 `pip install 'graph-unified[k8s]'`) or ``celery`` (steps queued to Celery workers;
-`pip install 'graph-unified[celery]'`). Run configs (deploy/*/run_config.yaml) may still tune the
+`pip install 'graph-unified[celery]'`). The Celery executor's broker and settings come from the
+environment of the process that loads the code location (`CELERY_BROKER_URL`, see
+graphunified_assets/ops/worker.py), so CLI, UI, sensor, schedule and automation runs all reach the
+same broker; each home's steps go to that home's own queue (`celery_queue`), which only workers
+started for that home listen on. Run configs (deploy/*/run_config.yaml) may still tune an
 executor; provider limits across runs stay with the instance's pools (`llm`, `models`), which
 every executor honours.
 """
@@ -15,10 +19,14 @@ every executor honours.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import Any
 
 import dagster as dg
 
-EXECUTOR_ENV = "GRAPHUNIFIED_EXECUTOR"
+from graphunified_assets.ops.run_home import HOME_TAG, celery_queue
+from graphunified_assets.ops.worker import BACKEND_ENV, BROKER_ENV, EXECUTOR_ENV, HOME_ENV
+
 CHOICES = ("in_process", "multiprocess", "k8s", "celery")
 DEFAULT = "in_process"
 # Step processes fork from one server that imported the pipeline once (milliseconds per step)
@@ -39,9 +47,10 @@ def _forked_multiprocess() -> dg.ExecutorDefinition:
     )
 
 
-def executor_from_env(environ: dict[str, str] | None = None) -> dg.ExecutorDefinition:
+def executor_from_env(environ: Mapping[str, str] | None = None) -> dg.ExecutorDefinition:
     """The executor named by GRAPHUNIFIED_EXECUTOR; a clear error for unknown or uninstalled ones."""
-    name = (environ if environ is not None else dict(os.environ)).get(EXECUTOR_ENV, DEFAULT)
+    environ = environ if environ is not None else dict(os.environ)
+    name = environ.get(EXECUTOR_ENV, DEFAULT)
     if name == "in_process":
         return dg.in_process_executor
     if name == "multiprocess":
@@ -54,10 +63,10 @@ def executor_from_env(environ: dict[str, str] | None = None) -> dg.ExecutorDefin
         return k8s_job_executor
     if name == "celery":
         try:
-            from dagster_celery import celery_executor
+            import dagster_celery  # noqa: F401
         except ImportError:
             raise _missing("celery", "dagster-celery") from None
-        return celery_executor
+        return _celery_per_home(environ)
     raise ValueError(f"{EXECUTOR_ENV}={name!r} is not an executor; use one of {', '.join(CHOICES)}.")
 
 
@@ -65,4 +74,64 @@ def _missing(extra: str, package: str) -> ImportError:
     return ImportError(
         f"{EXECUTOR_ENV}={extra} needs {package}: pip install 'graph-unified[{extra}]' "
         "(into the image or environment that loads the code location)."
+    )
+
+
+# Long steps, one at a time per worker slot; a step whose process is killed (OOM, `kill -9`) is
+# handed to another worker instead of being lost with its run waiting for ever.
+CELERY_SETTINGS = {
+    "worker_prefetch_multiplier": 1,
+    "task_acks_late": True,
+    "task_reject_on_worker_lost": True,
+}
+
+
+def celery_config(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The Celery executor's config from the environment: the one place every launch path and
+    every worker (graphunified_assets/ops/worker.py) reads the broker from."""
+    broker = environ.get(BROKER_ENV, "").strip()
+    if not broker:
+        raise ValueError(
+            f"{EXECUTOR_ENV}=celery needs {BROKER_ENV} (e.g. redis://broker:6379/0) in the environment of "
+            "the webserver, the daemon, `index` and every worker"
+        )
+    backend = environ.get(BACKEND_ENV, "").strip() or (broker if broker.startswith("redis") else "rpc://")
+    return {"broker": broker, "backend": backend, "config_source": dict(CELERY_SETTINGS)}
+
+
+def _celery_per_home(environ: Mapping[str, str]) -> dg.ExecutorDefinition:
+    """dagster-celery's executor with the environment's broker as its default config, sending each
+    run's steps to the queue of the run's home."""
+    from dagster._core.execution.retries import RetryMode
+    from dagster_celery import celery_executor
+    from dagster_celery.defaults import task_default_queue
+    from dagster_celery.executor import CeleryExecutor
+
+    configured_home = environ.get(HOME_ENV, "data")
+
+    class HomeQueueExecutor(CeleryExecutor):
+        def execute(self, plan_context: Any, execution_plan: Any) -> Any:
+            if self.config_source.task_default_queue == task_default_queue:  # not set by a run config
+                home = plan_context.dagster_run.tags.get(HOME_TAG, configured_home)
+                self.config_source.task_default_queue = celery_queue(home)
+            return super().execute(plan_context, execution_plan)
+
+    def create(init_context: dg.InitExecutorContext) -> dg.Executor:
+        config = init_context.executor_config
+        return HomeQueueExecutor(
+            retries=RetryMode.from_config(config["retries"]),  # type: ignore[arg-type]
+            broker=config.get("broker"),
+            backend=config.get("backend"),
+            config_source=config.get("config_source"),
+            include=config.get("include"),
+        )
+
+    return dg.ExecutorDefinition(
+        name=celery_executor.name,
+        config_schema=dg.Field(
+            celery_executor.config_schema.config_type, default_value=celery_config(environ)
+        ),
+        requirements=celery_executor._requirements_fn,
+        executor_creation_fn=create,
+        description="Steps queued to Celery workers: the broker from CELERY_BROKER_URL, one queue per home.",
     )

@@ -13,7 +13,9 @@ from collections.abc import Iterable
 import dagster as dg
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import PrivateAttr
 
+from graphunified_assets.defs.resources import layout_for_run
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.ops.partition_reads import consolidated_copy, read_documents
 from graphunified_query.core.layout import HomeLayout
@@ -61,7 +63,16 @@ def _split_by(table: pa.Table, column: str) -> dict[str, pa.Table]:
 class DocumentTablesIOManager(dg.ConfigurableIOManager):
     """Stores per-document tables under ``<home>/tables/<table>/<document>.parquet``."""
 
-    home: str
+    home: str  # the code location's; a step uses its run's (graphunified_assets/ops/run_home.py)
+
+    _layout: HomeLayout | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._layout = layout_for_run(context, self.home)
+
+    @property
+    def layout(self) -> HomeLayout:
+        return self._layout or HomeLayout.at(self.home)
 
     def _table(self, context: dg.OutputContext | dg.InputContext) -> tuple[str, str]:
         metadata = context.definition_metadata or {}
@@ -71,7 +82,7 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
 
     def handle_output(self, context: dg.OutputContext, obj: pa.Table) -> None:
         table_name, column = self._table(context)
-        layout = HomeLayout.at(self.home)
+        layout = self.layout
         obj, failed = _pop_failed(obj)
         obj = stamp_indexed_at(obj)
         keys = context.asset_partition_keys
@@ -109,7 +120,7 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
 
     def load_input(self, context: dg.InputContext) -> pa.Table:
         table_name, column = self._table(context)
-        layout = HomeLayout.at(self.home)
+        layout = self.layout
         files = [(key, layout.partition_path(table_name, key)) for key in context.asset_partition_keys]
         present = [(key, path) for key, path in files if path.exists()]
         paths = [path for _, path in files]

@@ -17,6 +17,8 @@ from pydantic import PrivateAttr
 from graphunified_assets.lib.extraction.records import Extractor
 from graphunified_assets.lib.extraction.selection import make_extractor, make_llm
 from graphunified_assets.lib.reports.build import Reporter
+from graphunified_assets.ops.run_home import WrongHome, run_home
+from graphunified_assets.ops.worker import HOME_ENV
 from graphunified_query.core.artifacts import needed_artifacts
 from graphunified_query.core.home_input import InputChoice, choose_input
 from graphunified_query.core.layout import HomeLayout
@@ -28,7 +30,6 @@ from graphunified_query.core.settings.model import Settings, load_settings
 if TYPE_CHECKING:
     from graphunified_query.core.providers.llm import LLM
 
-HOME_ENV = "GRAPHUNIFIED_HOME"
 INPUT_ENV = "GRAPHUNIFIED_INPUT"
 
 
@@ -42,10 +43,18 @@ class GraphUnifiedResource(dg.ConfigurableResource):
 
     _settings: Settings | None = PrivateAttr(default=None)
     _embedder: CachedEmbedder | None = PrivateAttr(default=None)
+    _run_layout: HomeLayout | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        # In a step the home is the run's (graphunified_assets/ops/run_home.py), not this process's.
+        layout = layout_for_run(context, self.home)
+        if layout != self.layout:
+            self._settings, self._embedder = None, None
+        self._run_layout = layout
 
     @property
     def layout(self) -> HomeLayout:
-        return HomeLayout.at(self.home)
+        return self._run_layout or HomeLayout.at(self.home)
 
     @property
     def settings(self) -> Settings:
@@ -61,7 +70,9 @@ class GraphUnifiedResource(dg.ConfigurableResource):
         """--input, else storage.input_dir set in settings.yaml, else the recorded folder, else the
         default of storage.input_dir (a fresh home); whether it departs from the recorded one."""
         storage = self.settings.storage
-        requested = Path(self.input_dir) if self.input_dir else None
+        # --input / GRAPHUNIFIED_INPUT name the configured home's folder, not another run's home's.
+        own_home = self._run_layout is None or self._run_layout == HomeLayout.at(self.home)
+        requested = Path(self.input_dir) if self.input_dir and own_home else None
         if requested is None and "input_dir" in storage.model_fields_set:
             requested = storage.input_dir
         return choose_input(self.layout, requested, storage.input_dir)
@@ -129,16 +140,30 @@ class GraphUnifiedResource(dg.ConfigurableResource):
         )
 
 
+def layout_for_run(context: dg.InitResourceContext, configured: str) -> HomeLayout:
+    """The home of the run this resource serves (``configured`` outside a run, e.g. in a sensor);
+    a `dg.Failure` naming both homes when this machine would write to another home."""
+    run = context.dagster_run
+    if run is None:
+        return HomeLayout.at(configured)
+    root = context.instance.root_directory if context.instance is not None else None
+    try:
+        return run_home(run.tags, configured, root)
+    except WrongHome as error:
+        raise dg.Failure(f"Run {run.run_id}: {error}.", allow_retries=False) from None
+
+
 def _secret(name: str) -> dg.EnvVar | None:
     # Only reference variables that exist: Dagster refuses to start a run on an unset EnvVar.
     return dg.EnvVar(name) if os.environ.get(name) else None
 
 
-def default_resource() -> GraphUnifiedResource:
-    """The resource the code location is loaded with (`dagster dev`, the UI, sensors)."""
+def default_resource(home: str | None = None, input_dir: str | None = None) -> GraphUnifiedResource:
+    """The resource the code location is loaded with (`dagster dev`, the UI, sensors), for the
+    environment's home unless ``home`` is given (`index`'s runs on other executors)."""
     return GraphUnifiedResource(
-        home=os.environ.get(HOME_ENV, "data"),
-        input_dir=os.environ.get(INPUT_ENV),
+        home=home or os.environ.get(HOME_ENV, "data"),
+        input_dir=input_dir if home else os.environ.get(INPUT_ENV),
         voyage_api_key=_secret(VOYAGE_KEY),
         anthropic_api_key=_secret(ANTHROPIC_KEY),
     )

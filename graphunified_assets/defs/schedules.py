@@ -19,8 +19,9 @@ from graphunified_query.core.settings.model import AutomationSettings, SettingsE
 NIGHTLY_REFRESH = "nightly_refresh"
 
 
-def refresh_schedule(settings: AutomationSettings) -> dg.ScheduleDefinition:
-    """`nightly_refresh` on ``automation.refresh_cron``; off unless ``automation.refresh_enabled``."""
+def refresh_schedule(settings: AutomationSettings, run_tags: dict[str, str]) -> dg.ScheduleDefinition:
+    """`nightly_refresh` on ``automation.refresh_cron``; off unless ``automation.refresh_enabled``.
+    ``run_tags`` name the home its runs write to (graphunified_assets/ops/run_home.py)."""
     if not is_valid_cron_string(settings.refresh_cron):
         raise SettingsError(
             f"automation.refresh_cron {settings.refresh_cron!r} is not a cron string; "
@@ -44,7 +45,7 @@ def refresh_schedule(settings: AutomationSettings) -> dg.ScheduleDefinition:
                 if settings.refresh_enabled
                 else dg.DefaultScheduleStatus.STOPPED
             ),
-            tags={"graphunified/trigger": "schedule"},
+            tags={"graphunified/trigger": "schedule", **run_tags},
             description=f"Rebuild graph, communities, reports and indexes ({REFRESH_INDEXES}) on a cron.",
             owners=OWNERS,
         )

@@ -21,6 +21,7 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
 from graphunified_assets.ops.input_guard import adopt_input, input_problem
+from graphunified_assets.ops.run_home import home_tags
 from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
 from graphunified_query.core.settings.model import SettingsError
 
@@ -62,11 +63,12 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
         context.log.warning(f"{issue.source}: {issue.reason}")
     # Run keys name the content, so a tick that sees the same pending work (its run still going)
     # requests nothing new, while an edited document gets a fresh run.
+    home = home_tags(graphunified.layout)  # the runs write to this home, whichever worker runs a step
     requests = [
         dg.RunRequest(
             job_name=INDEX_DOCUMENTS,
             run_key=f"{start}..{end}:{_digest(f'{k}={hashes[k]}' for k in plan.pending)}",
-            tags=partition_range_tags(start, end),
+            tags={**partition_range_tags(start, end), **home},
             run_config=CONSOLE_LOGS,  # a ranged run gets no partitioned default config
         )
         for start, end in run_ranges(plan, live)
@@ -80,7 +82,10 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
     if plan.removed:
         requests.append(
             dg.RunRequest(
-                job_name=REFRESH_INDEXES, run_key=f"prune:{_digest(plan.removed)}", run_config=CONSOLE_LOGS
+                job_name=REFRESH_INDEXES,
+                run_key=f"prune:{_digest(plan.removed)}",
+                run_config=CONSOLE_LOGS,
+                tags=home,
             )
         )
     if requests:

@@ -9,18 +9,20 @@ import os
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from dagster._core.definitions.reconstruct import build_reconstructable_job
 
 from graphunified_assets.defs.assets.raw_documents import observations
 from graphunified_assets.defs.build import build_definitions
+from graphunified_assets.defs.executors import executor_from_env
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS
-from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.defs.resources import GraphUnifiedResource, default_resource
 from graphunified_assets.defs.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
 from graphunified_assets.lib.extraction.cache_purge import purge_removed
 from graphunified_assets.lib.extraction.estimate import estimate_extraction
@@ -37,6 +39,7 @@ from graphunified_assets.ops.home_lock import (
     refuse_foreign_runs,
     run_tags,
 )
+from graphunified_assets.ops.run_home import home_tags
 from graphunified_assets.ops.store_check import check_sqlite_files, check_store
 from graphunified_query.core.artifacts import DOCUMENTS, LANCE_TABLES
 from graphunified_query.core.layout import HomeLayout
@@ -214,10 +217,11 @@ def _runner(
 ) -> Callable[[str, dict[str, str]], str]:
     """How this `index` executes a job with tags: each in a fresh process (``fresh``, a large
     update), else in this one."""
+    home = home_tags(resource.layout)  # the run carries its home to every step, wherever it runs
     if fresh:
-        return lambda job_name, tags: run_in_child(resource, instance, job_name, tags)
+        return lambda job_name, tags: run_in_child(resource, instance, job_name, {**tags, **home})
     defs = build_definitions(resource)
-    return lambda job_name, tags: run_job(defs, job_name, instance, tags)
+    return lambda job_name, tags: run_job(defs, job_name, instance, {**tags, **home})
 
 
 def run_in_child(
@@ -246,6 +250,11 @@ def execute_job(fields: Mapping[str, Any], job_name: str, tags: dict[str, str]) 
     return run_job(build_definitions(resource), job_name, prepare_instance(resource), tags)
 
 
+def code_location_job(job_name: str, home: str, input_dir: str | None) -> dg.JobDefinition:
+    """``job_name`` of the code location for ``home``: what a step process rebuilds (`run_job`)."""
+    return build_definitions(default_resource(home, input_dir)).resolve_job_def(job_name)
+
+
 def run_job(
     defs: dg.Definitions,
     job_name: str,
@@ -254,14 +263,35 @@ def run_job(
     *,
     then: str = "re-run `index`: finished documents are not redone",
 ) -> str:
-    """Execute a job in process; a failed run is an error naming its failed steps and what to do."""
-    result = defs.resolve_job_def(job_name).execute_in_process(
-        instance=instance, run_config=_QUIET, tags={**run_tags(), **tags}, raise_on_error=False
-    )
-    if not result.success:
-        failed = [e.step_key for e in result.all_events if e.is_step_failure]
+    """Execute a job with GRAPHUNIFIED_EXECUTOR's executor, as the UI's runs are (in this process
+    by default); a failed run is an error naming its failed steps and what to do."""
+    run_id, failed = _execute(defs, job_name, instance, {**run_tags(), **tags})
+    if failed is not None:
         raise RuntimeError(
-            f"Dagster run {result.run_id} of {job_name} failed at {failed}; inspect it with `make ui` "
+            f"Dagster run {run_id} of {job_name} failed at {failed}; inspect it with `make ui` "
             f"(Runs tab), then {then}."
         )
-    return result.run_id
+    return run_id
+
+
+def _execute(
+    defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict[str, str]
+) -> tuple[str, list[str | None] | None]:
+    """The run's id, and its failed steps when it failed."""
+    if executor_from_env() is dg.in_process_executor:
+        result = defs.resolve_job_def(job_name).execute_in_process(
+            instance=instance, run_config=_QUIET, tags=tags, raise_on_error=False
+        )
+        return result.run_id, None if result.success else [
+            e.step_key for e in result.all_events if e.is_step_failure
+        ]
+    # Steps in other processes (or on other machines) rebuild the job: it must be reconstructable.
+    resource = (defs.resources or {})["graphunified"]
+    args: Any = (job_name, resource.home, resource.input_dir)
+    job = build_reconstructable_job(__name__, code_location_job.__name__, args)
+    with dg.execute_job(job, instance=instance, run_config=_QUIET, tags=tags) as run:
+        return run.run_id, None if run.success else _failed_steps(run.all_events)
+
+
+def _failed_steps(events: Sequence[dg.DagsterEvent]) -> list[str | None]:
+    return [e.step_key for e in events if e.is_step_failure]

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from graphunified_assets.ops.lance_mirror import check_versions, drop_released_files, sync_table
+from graphunified_assets.ops.run_home import home_id as own_id
 from graphunified_query.core.artifacts import MANIFEST, POINTER
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.object_store import ObjectFiles, ObjectStoreError
@@ -39,7 +39,6 @@ from graphunified_query.core.stores.publication import Generation
 from graphunified_query.core.stores.remote_generation import GENERATIONS
 
 WRITER = "WRITER"
-HOME_ID_FILE = "home.id"
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,9 @@ def mirror(layout: HomeLayout, generation: Generation, files: ObjectFiles) -> Mi
 
 def _claim(layout: HomeLayout, files: ObjectFiles) -> None:
     """Make sure the prefix belongs to this home (claiming it if it is empty)."""
-    home_id = _home_id(layout)
+    home_id = own_id(layout)
+    if home_id is None:
+        raise ObjectStoreError(f"{layout.home} is not a folder; index it before publishing it")
     writer = files.read_json(WRITER)
     if writer is None:
         if files.read_text(POINTER) is not None:
@@ -146,16 +147,6 @@ def _claim(layout: HomeLayout, files: ObjectFiles) -> None:
             f"{writer.get('home_id', '?')}); two homes would overwrite each other's LanceDB versions. "
             "Publish to a new prefix, or delete this one to move it to this home."
         )
-
-
-def _home_id(layout: HomeLayout) -> str:
-    """A random id made once per home (its generations' numbering starts with it)."""
-    path = layout.home / HOME_ID_FILE
-    if not path.exists() or not path.read_text(encoding="utf-8").strip():
-        staging = path.with_name(f".{HOME_ID_FILE}.tmp")
-        staging.write_text(uuid.uuid4().hex, encoding="utf-8")
-        staging.replace(path)
-    return path.read_text(encoding="utf-8").strip()
 
 
 def _origin(manifest: Mapping[str, Any]) -> tuple[Any, Any]:

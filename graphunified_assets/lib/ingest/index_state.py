@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from graphunified_query.core.artifacts import DOCUMENTS
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.sqlite_files import open_rebuildable
+from graphunified_query.core.stores.sqlite_journal import set_journal_mode
 
 _SCHEMA = """
 create table if not exists indexed_documents (document_id text primary key, content_hash text not null);
@@ -56,7 +57,7 @@ class IndexState:
     def _connect(self) -> Iterator[sqlite3.Connection]:
         db = sqlite3.connect(self.path, timeout=60)
         try:
-            db.execute("pragma journal_mode=wal")
+            set_journal_mode(db)  # WAL, but not on a network filesystem
             with db:  # one transaction: committed on success, rolled back on error
                 yield db
         finally:

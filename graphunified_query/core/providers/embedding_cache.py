@@ -15,6 +15,7 @@ import numpy as np
 from graphunified_query.core.providers.embedding import Embedder, EmbeddingKind
 from graphunified_query.core.providers.fused_embedder import FusedEmbedder
 from graphunified_query.core.stores.sqlite_files import open_rebuildable
+from graphunified_query.core.stores.sqlite_journal import set_journal_mode
 
 _SCHEMA = """
 create table if not exists embeddings (
@@ -26,7 +27,7 @@ _CHUNK = 500  # stay under SQLite's bound-variable limit
 
 
 def _setup(db: sqlite3.Connection) -> None:
-    db.execute("pragma journal_mode=wal")
+    set_journal_mode(db)  # WAL, but not on a network filesystem
     db.execute("pragma synchronous=normal")  # WAL keeps this crash-safe; a lost tail re-embeds
     with db:
         db.execute(_SCHEMA)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graphunified_query.core.stores.sqlite_files import open_rebuildable
+from graphunified_query.core.stores.sqlite_journal import set_journal_mode
 
 _SCHEMA = "create table if not exists responses (key text primary key, response text not null)"
 _KEYS_PER_QUERY = 500  # stay under SQLite's bound-variable limit
@@ -23,7 +24,7 @@ _BUSY_TIMEOUT_SECONDS = 60.0  # another process writing: wait for its lock rathe
 
 
 def _setup(db: sqlite3.Connection) -> None:
-    db.execute("pragma journal_mode=wal")
+    set_journal_mode(db)  # WAL, but not on a network filesystem
     db.execute(_SCHEMA)
     db.commit()
 
