@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+# `--cpu-durations=N`: where the suite's CPU goes (docs/development.md, keeping the suite fast).
+pytest_plugins = ["tests.cpu_durations"]
+
 SAMPLE_DOCS = {
     "mill.md": (
         "# Hale Mill\n\nThe Hale Mill was founded by Thomas Hale in 1862 on the River Harrow.\n\n"
