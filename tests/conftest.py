@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from graphunified_assets.defs.resources import GraphUnifiedResource
     from tests.fakes.voyage_server import FakeVoyageServer
 
+# `--cpu-durations=N`: where the suite's CPU goes (docs/development.md, keeping the suite fast).
+pytest_plugins = ["tests.cpu_durations"]
+
 SAMPLE_DOCS = {
     "mill.md": (
         "# Hale Mill\n\nThe Hale Mill was founded by Thomas Hale in 1862 on the River Harrow.\n\n"
@@ -67,7 +70,7 @@ def voyage_resource(
 
 
 @pytest.fixture(scope="session")
-def sample_home(tmp_path_factory: pytest.TempPathFactory, voyage: FakeVoyageServer) -> Iterator[Path]:
+def exported_home(tmp_path_factory: pytest.TempPathFactory, voyage: FakeVoyageServer) -> Iterator[Path]:
     """SAMPLE_DOCS indexed once for the session, for the tests that only read a home (exports)."""
     from graphunified_assets.ops.indexing import index
 

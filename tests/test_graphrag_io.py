@@ -68,9 +68,9 @@ GRAPHRAG_V3: dict[str, list[tuple[str, pa.DataType]]] = {
 
 
 @pytest.fixture(scope="module")
-def indexed(sample_home: Path) -> Path:
+def indexed(exported_home: Path) -> Path:
     """The session's indexed sample home (indexing is the slow part)."""
-    return sample_home
+    return exported_home
 
 
 @pytest.fixture(scope="module")

@@ -29,9 +29,9 @@ LOADER = Path(__file__).parent / "interop" / "lightrag_load.py"
 
 
 @pytest.fixture(scope="module")
-def exported(sample_home: Path) -> Path:
-    out = sample_home.parent / "lightrag"
-    export_lightrag(sample_home, out)
+def exported(exported_home: Path) -> Path:
+    out = exported_home.parent / "lightrag"
+    export_lightrag(exported_home, out)
     return out
 
 
@@ -68,14 +68,14 @@ def _graph_counts(home: Path) -> tuple[int, int]:
     reason=f"lightrag-hku is not installed at {LIGHTRAG_PYTHON} (python -m venv /tmp/lightrag-venv && "
     "/tmp/lightrag-venv/bin/pip install lightrag-hku==1.5.7; or set LIGHTRAG_PYTHON)",
 )
-def test_lightrag_loads_the_export_with_its_own_storages(sample_home: Path, exported: Path) -> None:
+def test_lightrag_loads_the_export_with_its_own_storages(exported_home: Path, exported: Path) -> None:
     run = subprocess.run(
         [str(LIGHTRAG_PYTHON), str(LOADER), str(exported)], capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 0, run.stderr[-3000:]
     loaded = json.loads(run.stdout)
-    nodes, edges = _graph_counts(sample_home)
-    chunks = our_rows(sample_home, "text_units")
+    nodes, edges = _graph_counts(exported_home)
+    chunks = our_rows(exported_home, "text_units")
     assert loaded["documents"] == len(SAMPLE_DOCS) and loaded["chunks"] == chunks
     assert (loaded["nodes"], loaded["edges"]) == (nodes, edges) and nodes > 0 and edges > 0
     assert loaded["vectors"] == {"chunks": chunks, "entities": nodes, "relationships": edges}
@@ -85,7 +85,7 @@ def test_lightrag_loads_the_export_with_its_own_storages(sample_home: Path, expo
 
 
 def test_import_round_trips_counts_and_cites_file_paths(
-    sample_home: Path,
+    exported_home: Path,
     exported: Path,
     voyage: FakeVoyageServer,
     tmp_path: Path,
@@ -96,8 +96,8 @@ def test_import_round_trips_counts_and_cites_file_paths(
     assert report.tool == "LightRAG" and report.skipped_text_units == report.dropped_relationships == 0
     home = tmp_path / "imported"
     assert our_rows(home, "documents") == len(SAMPLE_DOCS)
-    assert our_rows(home, "text_units") == our_rows(sample_home, "text_units")
-    assert (our_rows(home, "entities"), our_rows(home, "relationships")) == _graph_counts(sample_home)
+    assert our_rows(home, "text_units") == our_rows(exported_home, "text_units")
+    assert (our_rows(home, "entities"), our_rows(home, "relationships")) == _graph_counts(exported_home)
     assert_query_indexes(home)
     documents = pq.read_table(HomeLayout.at(home).partition_dir("documents")).column("id").to_pylist()
     assert sorted(documents) == sorted(SAMPLE_DOCS)  # file paths, not LightRAG's doc-<md5> keys
@@ -140,9 +140,9 @@ def test_a_damaged_folder_is_one_line_naming_the_file(
 
 
 def test_cli_exports_and_refuses_an_unindexed_home(
-    sample_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    exported_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["export-lightrag", str(tmp_path / "out"), "--home", str(sample_home)]) == 0
+    assert main(["export-lightrag", str(tmp_path / "out"), "--home", str(exported_home)]) == 0
     out, err = capsys.readouterr()
     assert "exported a LightRAG working folder to" in out
     assert re.search(r"export-lightrag: 12/12 files \([0-9ms]+ elapsed\)\n$", err), err

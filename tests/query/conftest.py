@@ -1,4 +1,6 @@
-"""One offline index of the two-hop fixture corpus, shared by the query tests (built once)."""
+"""Offline indexes shared by the query tests, each built once per session: the two-hop fixture
+corpus (`built_home`) and the bundled data/sample (`sample_home`). Both are read-only; a test that
+writes to a home copies it first."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from graphunified_assets.ops.indexing import index
 from graphunified_query.engine.query_engine import QueryEngine
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "two_hop"
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 
 OFFLINE_SETTINGS = "embedding:\n  provider: local\nllm:\n  provider: offline\n"
@@ -36,3 +39,9 @@ def built_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def engine(built_home: Path) -> QueryEngine:
     return QueryEngine.open(built_home, environ={})
+
+
+@pytest.fixture(scope="session")
+def sample_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """data/sample indexed offline (the strategy fidelity, expansion and LightRAG keyword tests)."""
+    return index_offline(SAMPLE, tmp_path_factory.mktemp("sample-home"))

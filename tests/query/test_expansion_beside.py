@@ -9,17 +9,15 @@ import pytest
 
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.generation.packing import context_budget
-from tests.query.conftest import index_offline
 
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 # A sample question whose second supporting passage (people/arthur-penrose.md) is naive's
 # second hit; with link expansion competing for the places, a neighbour of the first took it.
 MEDAL = "The medal James Okafor received is named after a man who became professor at which university?"
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> QueryEngine:
-    return QueryEngine.open(index_offline(SAMPLE, tmp_path_factory.mktemp("sample-home")), environ={})
+def sample(sample_home: Path) -> QueryEngine:
+    return QueryEngine.open(sample_home, environ={})
 
 
 def test_naive_top_3_keeps_the_answer_passage(sample: QueryEngine) -> None:

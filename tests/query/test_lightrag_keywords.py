@@ -19,15 +19,8 @@ from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.strategies.keyword_match import KeywordIndex
 from graphunified_query.strategies.query_keywords import query_keywords
 from tests.fakes.anthropic_server import FakeAnthropicServer, tool_use
-from tests.query.conftest import index_offline
 
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 THEME_QUESTION = "What do the documents say about the cheese trade?"
-
-
-@pytest.fixture(scope="module")
-def sample_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return index_offline(SAMPLE, tmp_path_factory.mktemp("keywords-home"))
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,7 @@ from graphunified_query.strategies.mixing import mix_shares
 from graphunified_query.strategies.query_keywords import query_keywords
 from graphunified_query.strategies.results import RetrievalResult
 from tests.fakes.anthropic_server import FakeAnthropicServer, text, tool_use
-from tests.query.conftest import index_offline
 
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 CORPUS_QUESTIONS = (
     "What are the main topics of these documents?",
     "Summarize the key topics across all documents.",
@@ -29,8 +27,8 @@ _REPORT = re.compile(r"\[Source: (Community \d+ report: [^\]]+)\]")
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> QueryEngine:
-    return QueryEngine.open(index_offline(SAMPLE, tmp_path_factory.mktemp("sample-home")), environ={})
+def sample(sample_home: Path) -> QueryEngine:
+    return QueryEngine.open(sample_home, environ={})
 
 
 @pytest.mark.parametrize("question", CORPUS_QUESTIONS)
