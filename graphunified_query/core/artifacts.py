@@ -43,9 +43,9 @@ INDEX_MANIFEST_SUFFIX = ".manifest.json"  # `<index file>.manifest.json`: what a
 GRAPH_VECTORS_MANIFEST = "graph_vectors"  # `graph_vectors.manifest.json`: the graph vector tables' inputs
 
 
-def ivf_file(vector_table: str) -> str:
-    """Where a vector table's inverted lists live, relative to the index folder."""
-    return f"ivf/{vector_table}.npz"
+def ann_file(vector_table: str) -> str:
+    """Where a vector table's faiss index lives, relative to the index folder (`indexes/ann.py`)."""
+    return f"ann/{vector_table}.faiss"
 
 
 # Publication: `published/CURRENT` names the generation readers load; each generation (local, or

@@ -9,7 +9,8 @@ matrix, which the lists are built from.
 An update (same model and composition settings as the manifest records) writes slices instead:
 each row's text, composed column by column, is compared with the stored table's, only new and
 changed rows are computed, and the table gets one delete and one append (`lib/lance_slices.py`).
-The inverted lists keep their centroids and place new rows at the nearest (`lib/ivf_update.py`).
+The faiss index of a large table removes the stale rows and adds the computed ones by id
+(`core/indexes/ann.py`); it is re-trained only once the table has moved 10 % from its size.
 """
 
 import copy
@@ -24,7 +25,6 @@ import pyarrow as pa
 from graphunified_assets.defs.observability import Metadata, stage_timing
 from graphunified_assets.defs.partitions import after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
-from graphunified_assets.lib.vectors import ivf_update
 from graphunified_assets.lib.vectors.composed_vectors import ENTITY_EXPONENT, entity_pieces, entity_vectors
 from graphunified_assets.lib.vectors.distinct_embedding import embed_rows
 from graphunified_assets.lib.vectors.graph_vector_texts import ROW_TEXTS, column_texts
@@ -46,9 +46,9 @@ from graphunified_query.core.artifacts import (
     GRAPH_VECTORS_MANIFEST,
     RELATIONSHIPS,
     VECTOR_TABLES,
-    ivf_file,
+    ann_file,
 )
-from graphunified_query.core.indexes import ivf
+from graphunified_query.core.indexes import ann
 from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers import CachedEmbedder
@@ -95,11 +95,11 @@ def graph_vectors(
     for source, target in GRAPH_VECTOR_TABLES.items():
         embedded_before_table = embedder.texts_embedded
         table = read_table(layout.table_path(source))
-        lists_path = layout.index_path(ivf_file(target))
+        lists_path = layout.index_path(ann_file(target))
         update = _updated(db, target, table, source, vectorizer) if same_settings else None
         if update is None:
             slices = _slices(table, source, vectorizer)
-            matrix = _write(db, target, slices, table.num_rows if table.num_rows >= ivf.MIN_ROWS else 0)
+            matrix = _write(db, target, slices, table.num_rows if table.num_rows >= ann.MIN_ROWS else 0)
             if matrix is None:  # no rows: an empty table of the model's size
                 empty = np.zeros((0, embedder.dimension), np.float32)
                 db.create_table(
@@ -270,45 +270,42 @@ def _updated(
     return change, computed
 
 
-def _clustered(lists_path: Path, table: pa.Table, matrix: np.ndarray | None) -> int:
-    """Inverted lists of a rewritten table by k-means (from the previous centroids, if any) →
-    how many; none for a table searched exactly."""
-    if table.num_rows < ivf.MIN_ROWS or matrix is None:
-        lists_path.unlink(missing_ok=True)
-        ivf_update.assignment_path(lists_path).unlink(missing_ok=True)
+def _clustered(path: Path, table: pa.Table, matrix: np.ndarray | None) -> int:
+    """The faiss index of a rewritten table, trained afresh → its lists; none for a table searched
+    exactly."""
+    if table.num_rows < ann.MIN_ROWS or matrix is None:
+        ann.remove(path)
         return 0
-    lists = ivf.build(matrix, table.column("id").to_pylist(), previous=ivf.load_previous(lists_path))
-    ivf_update.save(lists_path, lists, table.column("id"), table.num_rows)
-    return len(lists.centroids)
+    built = ann.build(matrix, table.column("id").to_pylist())
+    ann.save(path, built)
+    return built.lists
 
 
 def _updated_lists(
-    lists_path: Path,
+    path: Path,
     table: pa.Table,
     change: SliceChange,
     computed: dict[str, np.ndarray],
     db: lancedb.DBConnection,
     target: str,
 ) -> int:
-    """The lists after a slice update: kept when no row changed, new rows placed at their nearest
-    centroids, or re-clustered from the stored vectors (`lib/ivf_update.py`) → how many."""
-    if table.num_rows < ivf.MIN_ROWS:
-        return _clustered(lists_path, table, None)
-    ids = table.column("id")
-    if not len(change.compute) and not change.stale:
-        kept = ivf.load(lists_path, ids.to_pylist())
-        if kept is not None:
-            return len(kept.centroids)
-    found = ivf_update.updated(lists_path, ids, computed)
+    """The faiss index after a slice update: kept when it holds these rows, the stale rows removed
+    and the computed ones added by id, or re-trained from the stored vectors → its lists."""
+    if table.num_rows < ann.MIN_ROWS:
+        return _clustered(path, table, None)
+    ids = table.column("id").to_pylist()
+    if (kept := ann.lists_holding(path, ids)) is not None:  # no row changed
+        return kept
+    previous = ann.load_previous(path)
+    found = ann.updated(previous, ids, change.stale, computed) if previous is not None else None
     if found is None:
-        return _clustered(lists_path, table, _stored_matrix(db, target, table))
-    lists, clustered_rows = found
-    ivf_update.save(lists_path, lists, ids, clustered_rows)
-    return len(lists.centroids)
+        return _clustered(path, table, _stored_matrix(db, target, table))
+    ann.save(path, found)
+    return found.lists
 
 
 def _stored_matrix(db: lancedb.DBConnection, target: str, table: pa.Table) -> np.ndarray:
-    """Every stored vector of ``target`` in ``table``'s row order (the inverted lists' order)."""
+    """Every stored vector of ``target`` in ``table``'s row order."""
     return aligned_matrix(stored_rows(db, target, ["id", "vector"]), table.column("id"))
 
 
