@@ -3,8 +3,8 @@
 Each table streams through in slices of ``SLICE_ROWS``: rows are read, embedded (each distinct
 text once; unchanged texts from the embedding cache) and written to LanceDB slice by slice, so the
 step holds one slice's Python rows and vectors instead of every row of the three tables (the
-12.6K-passage build's peak). Only tables large enough for inverted lists keep their whole float32
-matrix, which the lists are built from.
+12.6K-passage build's peak). A table large enough for a faiss index gets it from its stored
+vectors afterwards, a slice at a time (`_clustered`).
 
 An update (same model and composition settings as the manifest records) writes slices instead:
 each row's text, composed column by column, is compared with the stored table's, only new and
@@ -30,10 +30,10 @@ from graphunified_assets.lib.vectors.distinct_embedding import embed_rows
 from graphunified_assets.lib.vectors.graph_vector_texts import ROW_TEXTS, column_texts
 from graphunified_assets.lib.vectors.lance_slices import (
     SliceChange,
-    aligned_matrix,
     apply_change,
     plan_change,
     stored_rows,
+    vector_matrix,
 )
 from graphunified_assets.lib.vectors.relationship_vectors import (
     PAIR_WEIGHT,
@@ -99,14 +99,13 @@ def graph_vectors(
         update = _updated(db, target, table, source, vectorizer) if same_settings else None
         if update is None:
             slices = _slices(table, source, vectorizer)
-            matrix = _write(db, target, slices, table.num_rows if table.num_rows >= ann.MIN_ROWS else 0)
-            if matrix is None:  # no rows: an empty table of the model's size
+            if not _write(db, target, slices):  # no rows: an empty table of the model's size
                 empty = np.zeros((0, embedder.dimension), np.float32)
                 db.create_table(
                     target, data=_batch(pa.array([], pa.string()), [], empty, ""), mode="overwrite"
                 )
             metadata[f"{target}_computed"] = table.num_rows
-            metadata[f"{target}_lists"] = _clustered(lists_path, table, matrix)
+            metadata[f"{target}_lists"] = _clustered(lists_path, table, db, target)
         else:
             change, computed = update
             metadata[f"{target}_computed"] = len(change.compute)
@@ -200,38 +199,23 @@ def _prefetch(vectorizer: _Vectorizer, layout: HomeLayout) -> dict[str, int]:
 
 
 def _write(
-    db: lancedb.DBConnection,
-    target: str,
-    slices: Iterator[tuple[pa.RecordBatch, np.ndarray]],
-    keep_rows: int,
-) -> np.ndarray | None:
-    """Streams the slices into one new version of ``target``; returns every vector when
-    ``keep_rows`` (the table's row count: inverted lists are built from them), else only the first
-    slice's, or None when there are no rows. Kept vectors go straight into one preallocated
-    matrix: stacking the slices at the end held each of them twice (316K relationships: 485 MB)."""
+    db: lancedb.DBConnection, target: str, slices: Iterator[tuple[pa.RecordBatch, np.ndarray]]
+) -> bool:
+    """Streams the slices into one new version of ``target``; False when there are no rows. No
+    vectors are kept: the faiss index reads them back from the table (`_clustered`)."""
     first = next(slices, None)
     if first is None:
-        return None
-    matrix = np.empty((keep_rows, first[1].shape[1]), np.float32) if keep_rows else first[1]
-    filled = 0
-
-    def keep(vectors: np.ndarray) -> None:
-        nonlocal filled
-        if keep_rows:
-            matrix[filled : filled + len(vectors)] = vectors
-            filled += len(vectors)
+        return False
 
     def batches() -> Iterator[pa.RecordBatch]:
-        keep(first[1])
         yield first[0]
-        for batch, vectors in slices:
-            keep(vectors)
+        for batch, _ in slices:
             yield batch
 
     db.create_table(
         target, data=pa.RecordBatchReader.from_batches(first[0].schema, batches()), mode="overwrite"
     )
-    return matrix
+    return True
 
 
 def _slices(
@@ -270,15 +254,28 @@ def _updated(
     return change, computed
 
 
-def _clustered(path: Path, table: pa.Table, matrix: np.ndarray | None) -> int:
-    """The faiss index of a rewritten table, trained afresh → its lists; none for a table searched
-    exactly."""
-    if table.num_rows < ann.MIN_ROWS or matrix is None:
+def _clustered(path: Path, table: pa.Table, db: lancedb.DBConnection, target: str) -> int:
+    """The faiss index of ``target``, trained afresh on a sample of its stored vectors and filled
+    from them slice by slice → its lists; none for a table searched exactly. The step never holds
+    every vector twice: a matrix of the 316K relationship vectors is 485 MB, and so is the index."""
+    if table.num_rows < ann.MIN_ROWS:
         ann.remove(path)
         return 0
-    built = ann.build(matrix, table.column("id").to_pylist())
+    positions = ann.sample_positions(table.num_rows)
+    picked, offset = [], 0
+    for batch in _stored_batches(db, target):  # the sample, in one pass
+        wanted = positions[(positions >= offset) & (positions < offset + batch.num_rows)] - offset
+        picked.append(vector_matrix(batch.take(pa.array(wanted))))
+        offset += batch.num_rows
+    parts = ((batch.column("id").to_pylist(), vector_matrix(batch)) for batch in _stored_batches(db, target))
+    built = ann.build_from(np.concatenate(picked), parts, table.column("id").to_pylist())
     ann.save(path, built)
     return built.lists
+
+
+def _stored_batches(db: lancedb.DBConnection, target: str) -> Iterator[pa.RecordBatch]:
+    query = db.open_table(target).search().select(["id", "vector"]).limit(None)
+    yield from query.to_batches(SLICE_ROWS)
 
 
 def _updated_lists(
@@ -292,21 +289,16 @@ def _updated_lists(
     """The faiss index after a slice update: kept when it holds these rows, the stale rows removed
     and the computed ones added by id, or re-trained from the stored vectors → its lists."""
     if table.num_rows < ann.MIN_ROWS:
-        return _clustered(path, table, None)
+        return _clustered(path, table, db, target)
     ids = table.column("id").to_pylist()
     if (kept := ann.lists_holding(path, ids)) is not None:  # no row changed
         return kept
     previous = ann.load_previous(path)
     found = ann.updated(previous, ids, change.stale, computed) if previous is not None else None
     if found is None:
-        return _clustered(path, table, _stored_matrix(db, target, table))
+        return _clustered(path, table, db, target)
     ann.save(path, found)
     return found.lists
-
-
-def _stored_matrix(db: lancedb.DBConnection, target: str, table: pa.Table) -> np.ndarray:
-    """Every stored vector of ``target`` in ``table``'s row order."""
-    return aligned_matrix(stored_rows(db, target, ["id", "vector"]), table.column("id"))
 
 
 def _batch(ids: pa.Array, texts: list[str], vectors: np.ndarray, model: str) -> pa.RecordBatch:

@@ -78,26 +78,48 @@ def ids_digest(ids: Sequence[str]) -> str:
     return hashlib.sha1("\n".join(ids).encode()).hexdigest()
 
 
+def lists_for(count: int) -> int:
+    return max(1, min(round(LISTS_PER_SQRT_ROWS * count**0.5), count))  # k-means needs a row a list
+
+
+def sample_positions(count: int, *, seed: int = 0) -> np.ndarray:
+    """The sorted row positions a table of ``count`` rows trains its lists on."""
+    size = min(count, TRAINING_POINTS_PER_LIST * lists_for(count))
+    return np.sort(np.random.default_rng(seed).choice(count, size, replace=False))
+
+
 def build(matrix: np.ndarray, ids: Sequence[str], *, seed: int = 0) -> AnnIndex:
-    """Lists trained on a sample of ``matrix`` (unit rows), then every row added by its key."""
-    count, dimension = matrix.shape
-    lists = max(1, min(round(LISTS_PER_SQRT_ROWS * count**0.5), count))  # k-means needs a row a list
-    rng = np.random.default_rng(seed)
-    sample = matrix[np.sort(rng.choice(count, min(count, TRAINING_POINTS_PER_LIST * lists), replace=False))]
-    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dimension), dimension, lists, faiss.METRIC_INNER_PRODUCT)
+    """The index of ``matrix`` (unit rows in ``ids`` order), held whole (tests, benchmarks)."""
+    step = 65_536
+    parts = ((ids[start : start + step], matrix[start : start + step]) for start in range(0, len(ids), step))
+    return build_from(matrix[sample_positions(len(ids), seed=seed)], parts, ids, seed=seed)
+
+
+def build_from(
+    sample: np.ndarray,
+    parts: Iterable[tuple[Sequence[str], np.ndarray]],
+    ids: Sequence[str],
+    *,
+    seed: int = 0,
+) -> AnnIndex:
+    """Lists trained on ``sample``, then every row added by its key, a part (ids, vectors) at a
+    time: the build never holds the table's vectors twice (the index holds them once)."""
+    lists = lists_for(len(ids))
+    index = faiss.IndexIVFFlat(
+        faiss.IndexFlatIP(sample.shape[1]), sample.shape[1], lists, faiss.METRIC_INNER_PRODUCT
+    )
     index.cp.seed = seed
     index.cp.spherical = True  # unit centroids: the lists of cosine similarity, as the rows are unit
     index.train(np.ascontiguousarray(sample, np.float32))
-    del sample
     index.nprobe = max(1, -(-lists // PROBE_SHARE))
+    for part_ids, vectors in parts:
+        index.add_with_ids(np.ascontiguousarray(vectors, np.float32), row_keys(part_ids))
+    if index.ntotal != len(ids):
+        raise ValueError(f"{index.ntotal} vectors added for {len(ids)} rows")
     keys = row_keys(ids)
     if len(np.unique(keys)) != len(keys):
         raise ValueError("two row ids hash to one key")  # ~1e-8 at 300K rows: never seen
-    step = 65_536  # added in slices: no float32 copy of a whole float64 or strided matrix
-    for start in range(0, count, step):
-        part = np.ascontiguousarray(matrix[start : start + step], np.float32)
-        index.add_with_ids(part, keys[start : start + step])
-    return AnnIndex(index, ids_digest(ids), count)
+    return AnnIndex(index, ids_digest(ids), len(ids))
 
 
 def updated(
