@@ -11,6 +11,7 @@ import pytest
 
 from graphunified_assets.lib.vectors import lance_slices
 from graphunified_assets.ops.indexing import index
+from graphunified_assets.ops.store_check import check_store
 from graphunified_query.core.artifacts import ann_file
 from graphunified_query.core.indexes import ann
 from graphunified_query.core.layout import HomeLayout
@@ -77,3 +78,14 @@ def test_the_faiss_index_is_built_updated_by_id_and_replaces_the_old_lists(
     converted = load_snapshot(home).relationship_vectors
     assert converted.ann is not None and len(converted.ann) == len(converted)
     assert not (layout.index_path("ivf") / f"{TABLE}.npz").exists()
+
+
+def test_a_staging_copy_left_by_a_crash_is_removed_by_the_store_check(tmp_path: Path) -> None:
+    layout = HomeLayout.at(tmp_path)
+    staged = layout.index_path("ann") / ".relationship_vectors.faiss.tmp"  # killed inside ann.save
+    staged.parent.mkdir(parents=True)
+    staged.write_bytes(b"half")
+    kept = layout.index_path(ann_file("relationship_vectors"))
+    kept.write_bytes(b"whole")
+    check_store(layout, ())
+    assert not staged.exists() and kept.exists()
