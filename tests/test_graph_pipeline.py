@@ -61,6 +61,7 @@ def servers(home: Path) -> Iterator[tuple[FakeAnthropicServer, FakeVoyageServer]
         (home / "settings.yaml").write_text(
             f"embedding:\n  provider: voyage\n  voyage_base_url: {voyage.base_url}\n"
             f"llm:\n  base_url: {claude.base_url}\n  max_gleanings: 0\n"
+            "  summarize_above_tokens: 0\n"  # every community by the LLM, however small
         )
         yield claude, voyage
 

@@ -207,4 +207,4 @@ def test_budget_cap_stops_extraction_cleanly(home: Path, input_dir: Path, voyage
             home=str(home), input_dir=str(input_dir), voyage_api_key="test-key", anthropic_api_key="test-key"
         )
         index(resumed, echo=lambda _: None)
-        assert len(claude.requests) == 6  # three chunks, one gleaning each
+        assert len(claude.requests) == 3  # three chunks; no reply cut off at max_tokens, no gleaning

@@ -118,7 +118,7 @@ class GraphUnifiedResource(dg.ConfigurableResource):
             return None
         from graphunified_assets.lib.extraction.llm_summarizer import LLMSummarizer
 
-        return LLMSummarizer(llm)
+        return LLMSummarizer(llm, above_tokens=self.settings.llm.summarize_above_tokens)
 
     def reporter(self) -> Reporter | None:
         """The LLM community reporter when an LLM is configured and `llm.llm_reports` is on; None

@@ -74,9 +74,9 @@ def needed_artifacts(
     return frozenset().union(*(READS.get(name, frozenset()) for name in names))
 
 
-def ivf_file(vector_table: str) -> str:
-    """Where a vector table's inverted lists live, relative to the index folder."""
-    return f"ivf/{vector_table}.npz"
+def ann_file(vector_table: str) -> str:
+    """Where a vector table's faiss index lives, relative to the index folder (`indexes/ann.py`)."""
+    return f"ann/{vector_table}.faiss"
 
 
 # Publication: `published/CURRENT` names the generation readers load; each generation (local, or

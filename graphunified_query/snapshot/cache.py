@@ -29,8 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphunified_query.core.artifacts import CHUNK_VECTORS, PPR_FILE, REPORT_POINT_VECTORS, VECTOR_TABLES
-from graphunified_query.core.indexes import ivf
-from graphunified_query.core.indexes.ivf import InvertedLists
+from graphunified_query.core.indexes.ann import ids_digest
 from graphunified_query.core.indexes.report_points import ReportPoints
 from graphunified_query.core.stores.parquet import StoreError
 from graphunified_query.snapshot.arrow_rows import ArrowStrings
@@ -109,17 +108,15 @@ def mapped_columns(cache: Path, lance: LanceTables, name: str) -> pa.Table:
 
 
 def mapped_vectors(
-    cache: Path, lance: LanceTables, name: str, ids: tuple[str, ...], lists: InvertedLists | None
+    cache: Path, lance: LanceTables, name: str, ids: tuple[str, ...]
 ) -> tuple[np.ndarray, str]:
-    """The table's vectors in ``ids`` order (grouped by inverted list with ``lists``), mapped from
-    the snapshot cache; read from LanceDB and written there on a generation's first load."""
-    order = lists.ids_digest + str(len(lists.rows)) if lists is not None else "rows"
-    key = cache_key(lance.fingerprint(name), ivf.ids_digest(ids), order)
+    """The table's vectors in ``ids`` order, mapped from the snapshot cache; read from LanceDB and
+    written there on a generation's first load."""
+    key = cache_key(lance.fingerprint(name), ids_digest(ids), "rows")
 
     def build() -> tuple[np.ndarray, str]:
         read = lance.scan(name, columns=("id", "vector", "model"))
-        matrix = _aligned(ids, read, name, lance.hint)
-        return (matrix[lists.rows] if lists is not None else matrix), single_model(read, name)
+        return _aligned(ids, read, name, lance.hint), single_model(read, name)
 
     return mapped_matrix(cache, lance.generation.number, name, key, build)
 

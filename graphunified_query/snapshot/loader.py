@@ -25,9 +25,9 @@ from graphunified_query.core.artifacts import (
     PPR_FILE,
     RELATIONSHIPS,
     VECTOR_TABLES,
-    ivf_file,
+    ann_file,
 )
-from graphunified_query.core.indexes import ivf
+from graphunified_query.core.indexes import ann
 from graphunified_query.core.indexes.bm25 import BM25Index
 from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges
 from graphunified_query.core.indexes.dense import DenseIndex
@@ -126,7 +126,7 @@ def _read(generation: PublishedFiles) -> Snapshot:
     chunk_columns = mapped_columns(cache, lance, CHUNK_VECTORS)
     model = single_model(chunk_columns, CHUNK_VECTORS)
     chunks = chunks_from_arrow(chunk_columns)
-    chunk_matrix, _ = mapped_vectors(cache, lance, CHUNK_VECTORS, chunks.ids, None)
+    chunk_matrix, _ = mapped_vectors(cache, lance, CHUNK_VECTORS, chunks.ids)
     dimension = chunk_matrix.shape[1]
     tables: dict[str, tuple[ArrowRows, DenseIndex]] = {}
     for name, vector_table in VECTOR_TABLES.items():
@@ -137,16 +137,16 @@ def _read(generation: PublishedFiles) -> Snapshot:
                 raise StoreError(f"{vector_table} has vectors but {name} has no rows; rebuild with `{hint}`.")
             tables[name] = (rows, DenseIndex.empty(dimension))
             continue
-        lists_path = generation.index_path(ivf_file(vector_table))
-        lists = index_file(partial(ivf.load, ids=ids), lists_path, hint)
-        matrix, vector_model = mapped_vectors(cache, lance, vector_table, ids, lists)
+        ann_index = index_file(
+            partial(ann.load, ids=ids), generation.index_path(ann_file(vector_table)), hint
+        )
+        matrix, vector_model = mapped_vectors(cache, lance, vector_table, ids)
         if vector_model != model:
             raise StoreError(
                 f"{vector_table} was embedded with another model than {CHUNK_VECTORS} ({model}); "
                 f"rebuild with `{hint}`."
             )
-        dense = DenseIndex.clustered(ids, matrix, lists, ordered=True) if lists else DenseIndex(ids, matrix)
-        tables[name] = (rows, dense)
+        tables[name] = (rows, DenseIndex(ids, matrix, ann_index))
     bm25 = index_file(BM25Index.load, generation.index_path(BM25_FOLDER), hint)
     graph = index_file(PPRGraph.load, generation.index_path(PPR_FILE), hint)
     chunk_similarity = index_file(SimilarityEdges.load, generation.index_path(CHUNK_SIMILARITY_FILE), hint)

@@ -34,6 +34,7 @@ from tests.fakes.http_reply import send
 
 Content = list[dict[str, Any]]
 Responder = Callable[[dict[str, Any]], Content]
+_CUT = "_cut_at_max_tokens"  # a block marked so makes the reply's stop_reason "max_tokens"
 
 _ERRORS = {  # status -> (error.type, error.message) as the API sends them
     400: ("invalid_request_error", "Invalid request"),
@@ -45,9 +46,10 @@ _ERRORS = {  # status -> (error.type, error.message) as the API sends them
 }
 
 
-def tool_use(name: str, payload: Any, *, tool_id: str | None = None) -> Content:
-    """A tool call; without ``tool_id`` the server gives it a fresh `toolu_...` id."""
-    block = {"type": "tool_use", "name": name, "input": payload}
+def tool_use(name: str, payload: Any, *, tool_id: str | None = None, cut: bool = False) -> Content:
+    """A tool call; without ``tool_id`` the server gives it a fresh `toolu_...` id; ``cut``: the
+    reply stops at max_tokens (``stop_reason: "max_tokens"``), as a reply too long for the limit."""
+    block = {"type": "tool_use", "name": name, "input": payload} | ({_CUT: True} if cut else {})
     return [block | {"id": tool_id}] if tool_id else [block]
 
 
@@ -166,19 +168,21 @@ class FakeAnthropicServer:
                 content, usage = self._canned.popleft() if self._canned else (None, None)
         if content is None:
             content = self.responder(body)
+        cut = any(b.get(_CUT) for b in content)
         content = [
             {**b, "id": f"toolu_{next(self._ids):04d}"}
             if b.get("type") == "tool_use" and "id" not in b
             else b
-            for b in content
+            for b in ({k: v for k, v in b.items() if k != _CUT} for b in content)
         ]
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
         return {
             "id": f"msg_{next(self._ids):04d}",
             "type": "message",
             "role": "assistant",
             "model": body["model"],
             "content": content,
-            "stop_reason": "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn",
+            "stop_reason": "max_tokens" if cut else stop,
             "stop_sequence": None,
             "usage": dict(usage) if usage is not None else self._usage(body, content),
         }

@@ -153,3 +153,14 @@ def test_claude_summarizer_over_the_wire(tmp_path: Path) -> None:
     assert summary == "Hale Mill is a wool mill in Millbrook."
     prompt = server.bodies[0]["messages"][0]["content"]
     assert '"Hale Mill"' in prompt and "- A wool mill." in prompt and "- It stands in Millbrook." in prompt
+
+
+def test_a_short_description_is_joined_without_a_summary_call() -> None:
+    fragments = ["A wool mill.", "It stands in Millbrook."]
+    with FakeAnthropicServer(lambda _: text("Hale Mill is a wool mill in Millbrook.")) as server:
+        client = ClaudeClient(LLMSettings(base_url=server.base_url), Settings().prices, api_key="test-key")
+        budget = len("\n".join(fragments)) // 4
+        assert LLMSummarizer(client, above_tokens=budget)("Hale Mill", fragments) == "\n".join(fragments)
+        assert server.requests == []  # within the token budget: joined, no call
+        longer = LLMSummarizer(client, above_tokens=budget - 1)("Hale Mill", fragments)
+        assert longer == "Hale Mill is a wool mill in Millbrook." and len(server.requests) == 1

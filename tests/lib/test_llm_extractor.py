@@ -53,8 +53,14 @@ NOTHING = {"entities": [], "relationships": [], "facts": []}
 
 
 def _responder(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A model whose first two replies are cut off at max_tokens: each asks for a gleaning turn."""
     turn = len(body["messages"]) // 2  # user; user, assistant, user; ...
-    return tool_use(TOOL_NAME, [FIRST, GLEANED][turn] if turn < 2 else NOTHING)
+    return tool_use(TOOL_NAME, [FIRST, GLEANED][turn] if turn < 2 else NOTHING, cut=turn < 2)
+
+
+def _complete(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The same model when its first reply ends on its own."""
+    return tool_use(TOOL_NAME, FIRST)
 
 
 def _client(server: FakeAnthropicServer, tmp_path: Path, **settings: Any) -> ClaudeClient:
@@ -149,6 +155,17 @@ def test_gleaning_stops_when_a_turn_finds_nothing_new(tmp_path: Path) -> None:
         (result,) = _extractor(server, tmp_path, max_gleanings=4).extract([ChunkText("c1", "text")])
     assert len(server.requests) == 3  # extraction, a productive gleaning, an empty one: then stop
     assert len(result.entities) == 3
+
+
+def test_a_reply_that_ended_on_its_own_is_not_gleaned(tmp_path: Path) -> None:
+    # Gleaning every chunk made half of all indexing calls; only a reply cut off at max_tokens
+    # (certainly incomplete) gets another turn.
+    with FakeAnthropicServer(_complete) as server:
+        results = _extractor(server, tmp_path, max_gleanings=2).extract(
+            [ChunkText("c1", "one"), ChunkText("c2", "two")]
+        )
+    assert len(server.requests) == 2  # one call per chunk
+    assert all(r.extra["calls"] == 1 for r in results) and len(results[0].entities) == 2
 
 
 def test_cache_makes_a_rerun_free(tmp_path: Path) -> None:

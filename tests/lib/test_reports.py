@@ -282,3 +282,25 @@ def test_a_failing_report_falls_back_without_losing_the_others() -> None:
         )
         assert (again.generated, again.reused, len(server.requests)) == (1, 1, 1)
     assert {r["generator"] for r in again.table.to_pylist()} == {"anthropic:claude-sonnet-4-5"}
+
+
+def test_a_community_with_little_to_condense_gets_the_extractive_report(claude: FakeAnthropicServer) -> None:
+    # One LLM report per community, most of them a few entities, was 1.3-1.5 calls per chunk.
+    common = {
+        "entities": ENTITIES,
+        "relationships": RELATIONSHIPS,
+        "reporter": LLMReporter(_client(claude)),
+        "fallback": ExtractiveReporter(largest_community=3),
+        "chunk_text": CHUNKS.get,
+    }
+    build_reports(_communities(), **common)  # 0: every community by the LLM
+    shorter, longer = sorted(len(body["messages"][0]["content"]) // 4 for body in claude.bodies)
+    assert shorter < longer
+    build = build_reports(_communities(), condense_above_tokens=shorter, **common)
+    assert len(claude.requests) == 3  # only the longer context went to the LLM
+    assert sorted(r["generator"] for r in build.table.to_pylist()) == [
+        "anthropic:claude-sonnet-4-5",
+        "extractive",
+    ]
+    build_reports(_communities(), condense_above_tokens=longer, **common)
+    assert len(claude.requests) == 3  # nothing longer than the budget: no call at all

@@ -125,7 +125,8 @@ def write_settings(home: Path, server: FakeAnthropicServer) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "settings.yaml").write_text(
         f"embedding:\n  provider: local\nllm:\n  provider: anthropic\n  base_url: {server.base_url}\n"
-        "  max_gleanings: 0\n  max_retries: 0\n",
+        # Every community reported by the LLM, however small: the report calls are what crashes hit.
+        "  max_gleanings: 0\n  max_retries: 0\n  summarize_above_tokens: 0\n",
         encoding="utf-8",
     )
 

@@ -60,6 +60,7 @@ def community_reports(
         chunk_text=chunk_text.get,
         concurrency=graphunified.settings.llm.concurrency if reporter is not extractive else 1,
         max_context_chars=graphunified.settings.graph.report_max_input_tokens * 4,
+        condense_above_tokens=graphunified.settings.llm.summarize_above_tokens,
     )
     write_table_atomic(path, stamp_indexed_at(build.table))
     for failure in build.failures:

@@ -3,13 +3,14 @@
 Each table streams through in slices of ``SLICE_ROWS``: rows are read, embedded (each distinct
 text once; unchanged texts from the embedding cache) and written to LanceDB slice by slice, so the
 step holds one slice's Python rows and vectors instead of every row of the three tables (the
-12.6K-passage build's peak). Only tables large enough for inverted lists keep their whole float32
-matrix, which the lists are built from.
+12.6K-passage build's peak). A table large enough for a faiss index gets it from its stored
+vectors afterwards, a slice at a time (`_clustered`).
 
 An update (same model and composition settings as the manifest records) writes slices instead:
 each row's text, composed column by column, is compared with the stored table's, only new and
 changed rows are computed, and the table gets one delete and one append (`lib/lance_slices.py`).
-The inverted lists keep their centroids and place new rows at the nearest (`lib/ivf_update.py`).
+The faiss index of a large table removes the stale rows and adds the computed ones by id
+(`core/indexes/ann.py`); it is re-trained only once the table has moved 10 % from its size.
 """
 
 import copy
@@ -24,16 +25,15 @@ import pyarrow as pa
 from graphunified_assets.defs.observability import Metadata, stage_timing
 from graphunified_assets.defs.partitions import after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
-from graphunified_assets.lib.vectors import ivf_update
 from graphunified_assets.lib.vectors.composed_vectors import ENTITY_EXPONENT, entity_pieces, entity_vectors
 from graphunified_assets.lib.vectors.distinct_embedding import embed_rows
 from graphunified_assets.lib.vectors.graph_vector_texts import ROW_TEXTS, column_texts
 from graphunified_assets.lib.vectors.lance_slices import (
     SliceChange,
-    aligned_matrix,
     apply_change,
     plan_change,
     stored_rows,
+    vector_matrix,
 )
 from graphunified_assets.lib.vectors.relationship_vectors import (
     PAIR_WEIGHT,
@@ -46,9 +46,9 @@ from graphunified_query.core.artifacts import (
     GRAPH_VECTORS_MANIFEST,
     RELATIONSHIPS,
     VECTOR_TABLES,
-    ivf_file,
+    ann_file,
 )
-from graphunified_query.core.indexes import ivf
+from graphunified_query.core.indexes import ann
 from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers import CachedEmbedder
@@ -95,18 +95,17 @@ def graph_vectors(
     for source, target in GRAPH_VECTOR_TABLES.items():
         embedded_before_table = embedder.texts_embedded
         table = read_table(layout.table_path(source))
-        lists_path = layout.index_path(ivf_file(target))
+        lists_path = layout.index_path(ann_file(target))
         update = _updated(db, target, table, source, vectorizer) if same_settings else None
         if update is None:
             slices = _slices(table, source, vectorizer)
-            matrix = _write(db, target, slices, table.num_rows if table.num_rows >= ivf.MIN_ROWS else 0)
-            if matrix is None:  # no rows: an empty table of the model's size
+            if not _write(db, target, slices):  # no rows: an empty table of the model's size
                 empty = np.zeros((0, embedder.dimension), np.float32)
                 db.create_table(
                     target, data=_batch(pa.array([], pa.string()), [], empty, ""), mode="overwrite"
                 )
             metadata[f"{target}_computed"] = table.num_rows
-            metadata[f"{target}_lists"] = _clustered(lists_path, table, matrix)
+            metadata[f"{target}_lists"] = _clustered(lists_path, table, db, target)
         else:
             change, computed = update
             metadata[f"{target}_computed"] = len(change.compute)
@@ -200,38 +199,23 @@ def _prefetch(vectorizer: _Vectorizer, layout: HomeLayout) -> dict[str, int]:
 
 
 def _write(
-    db: lancedb.DBConnection,
-    target: str,
-    slices: Iterator[tuple[pa.RecordBatch, np.ndarray]],
-    keep_rows: int,
-) -> np.ndarray | None:
-    """Streams the slices into one new version of ``target``; returns every vector when
-    ``keep_rows`` (the table's row count: inverted lists are built from them), else only the first
-    slice's, or None when there are no rows. Kept vectors go straight into one preallocated
-    matrix: stacking the slices at the end held each of them twice (316K relationships: 485 MB)."""
+    db: lancedb.DBConnection, target: str, slices: Iterator[tuple[pa.RecordBatch, np.ndarray]]
+) -> bool:
+    """Streams the slices into one new version of ``target``; False when there are no rows. No
+    vectors are kept: the faiss index reads them back from the table (`_clustered`)."""
     first = next(slices, None)
     if first is None:
-        return None
-    matrix = np.empty((keep_rows, first[1].shape[1]), np.float32) if keep_rows else first[1]
-    filled = 0
-
-    def keep(vectors: np.ndarray) -> None:
-        nonlocal filled
-        if keep_rows:
-            matrix[filled : filled + len(vectors)] = vectors
-            filled += len(vectors)
+        return False
 
     def batches() -> Iterator[pa.RecordBatch]:
-        keep(first[1])
         yield first[0]
-        for batch, vectors in slices:
-            keep(vectors)
+        for batch, _ in slices:
             yield batch
 
     db.create_table(
         target, data=pa.RecordBatchReader.from_batches(first[0].schema, batches()), mode="overwrite"
     )
-    return matrix
+    return True
 
 
 def _slices(
@@ -270,46 +254,51 @@ def _updated(
     return change, computed
 
 
-def _clustered(lists_path: Path, table: pa.Table, matrix: np.ndarray | None) -> int:
-    """Inverted lists of a rewritten table by k-means (from the previous centroids, if any) →
-    how many; none for a table searched exactly."""
-    if table.num_rows < ivf.MIN_ROWS or matrix is None:
-        lists_path.unlink(missing_ok=True)
-        ivf_update.assignment_path(lists_path).unlink(missing_ok=True)
+def _clustered(path: Path, table: pa.Table, db: lancedb.DBConnection, target: str) -> int:
+    """The faiss index of ``target``, trained afresh on a sample of its stored vectors and filled
+    from them slice by slice → its lists; none for a table searched exactly. The step never holds
+    every vector twice: a matrix of the 316K relationship vectors is 485 MB, and so is the index."""
+    if table.num_rows < ann.MIN_ROWS:
+        ann.remove(path)
         return 0
-    lists = ivf.build(matrix, table.column("id").to_pylist(), previous=ivf.load_previous(lists_path))
-    ivf_update.save(lists_path, lists, table.column("id"), table.num_rows)
-    return len(lists.centroids)
+    positions = ann.sample_positions(table.num_rows)
+    picked, offset = [], 0
+    for batch in _stored_batches(db, target):  # the sample, in one pass
+        wanted = positions[(positions >= offset) & (positions < offset + batch.num_rows)] - offset
+        picked.append(vector_matrix(batch.take(pa.array(wanted))))
+        offset += batch.num_rows
+    parts = ((batch.column("id").to_pylist(), vector_matrix(batch)) for batch in _stored_batches(db, target))
+    built = ann.build_from(np.concatenate(picked), parts, table.column("id").to_pylist())
+    ann.save(path, built)
+    return built.lists
+
+
+def _stored_batches(db: lancedb.DBConnection, target: str) -> Iterator[pa.RecordBatch]:
+    query = db.open_table(target).search().select(["id", "vector"]).limit(None)
+    yield from query.to_batches(SLICE_ROWS)
 
 
 def _updated_lists(
-    lists_path: Path,
+    path: Path,
     table: pa.Table,
     change: SliceChange,
     computed: dict[str, np.ndarray],
     db: lancedb.DBConnection,
     target: str,
 ) -> int:
-    """The lists after a slice update: kept when no row changed, new rows placed at their nearest
-    centroids, or re-clustered from the stored vectors (`lib/ivf_update.py`) → how many."""
-    if table.num_rows < ivf.MIN_ROWS:
-        return _clustered(lists_path, table, None)
-    ids = table.column("id")
-    if not len(change.compute) and not change.stale:
-        kept = ivf.load(lists_path, ids.to_pylist())
-        if kept is not None:
-            return len(kept.centroids)
-    found = ivf_update.updated(lists_path, ids, computed)
+    """The faiss index after a slice update: kept when it holds these rows, the stale rows removed
+    and the computed ones added by id, or re-trained from the stored vectors → its lists."""
+    if table.num_rows < ann.MIN_ROWS:
+        return _clustered(path, table, db, target)
+    ids = table.column("id").to_pylist()
+    if (kept := ann.lists_holding(path, ids)) is not None:  # no row changed
+        return kept
+    previous = ann.load_previous(path)
+    found = ann.updated(previous, ids, change.stale, computed) if previous is not None else None
     if found is None:
-        return _clustered(lists_path, table, _stored_matrix(db, target, table))
-    lists, clustered_rows = found
-    ivf_update.save(lists_path, lists, ids, clustered_rows)
-    return len(lists.centroids)
-
-
-def _stored_matrix(db: lancedb.DBConnection, target: str, table: pa.Table) -> np.ndarray:
-    """Every stored vector of ``target`` in ``table``'s row order (the inverted lists' order)."""
-    return aligned_matrix(stored_rows(db, target, ["id", "vector"]), table.column("id"))
+        return _clustered(path, table, db, target)
+    ann.save(path, found)
+    return found.lists
 
 
 def _batch(ids: pa.Array, texts: list[str], vectors: np.ndarray, model: str) -> pa.RecordBatch:

@@ -1,7 +1,9 @@
-"""Description summaries with any LLM, for entities and relationships with many fragments.
+"""Description summaries with any LLM, for entities and relationships with many long fragments.
 
-Requests are deterministic, so the LLM cache makes an unchanged entity's summary free on every
-rebuild: only entities whose fragments changed cost a call.
+Only a description longer than `llm.summarize_above_tokens` is sent, as GraphRAG condenses only
+past its token budget: a few short fragments joined lose nothing and cost no call. Requests are
+deterministic, so the LLM cache makes an unchanged entity's summary free on every rebuild: only
+entities whose fragments changed cost a call.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import logging
 from pathlib import Path
 
 from graphunified_query.core.providers.llm import LLM
-from graphunified_query.core.providers.llm_client import LLMError
+from graphunified_query.core.providers.llm_client import LLMError, rough_tokens
 
 log = logging.getLogger(__name__)
 
@@ -18,13 +20,17 @@ _PROMPT = Path(__file__).with_name("prompts") / "summarize.md"
 
 
 class LLMSummarizer:
-    def __init__(self, client: LLM, *, max_words: int = 120) -> None:
+    def __init__(self, client: LLM, *, max_words: int = 120, above_tokens: int = 0) -> None:
         self.client = client
         self.max_words = max_words
+        self.above_tokens = above_tokens  # llm.summarize_above_tokens
         self.failures = 0  # summaries that fell back to the fragments this run
         self._template = _PROMPT.read_text()
 
     def __call__(self, name: str, fragments: list[str]) -> str:
+        joined = "\n".join(fragments)
+        if rough_tokens(joined) <= self.above_tokens:
+            return joined
         prompt = self._template.format(
             name=name, max_words=self.max_words, fragments="\n".join(f"- {f}" for f in sorted(fragments))
         )
@@ -39,5 +45,5 @@ class LLMSummarizer:
             # this description asks the LLM again. Failing here would sink every other entity.
             log.warning("description summary of %r kept its fragments: %s", name, error)
             self.failures += 1
-            return "\n".join(fragments)
-        return response.text.strip() or "\n".join(fragments)
+            return joined
+        return response.text.strip() or joined

@@ -2,7 +2,11 @@
 
 A report is reused when the previous run wrote one for the same content hash with the same
 generator; everything else is generated (in parallel for Claude). A community whose Claude report
-fails gets the extractive report, marked so the next run tries Claude again.
+fails gets the extractive report, marked so the next run tries Claude again. A community whose
+whole context is at most ``condense_above_tokens`` (`llm.summarize_above_tokens`) gets the
+extractive report without a call: there is little for an LLM to condense, and writing one report
+per community, most of them a handful of entities, made reports 1.3-1.5 calls per chunk
+(`bench/llm_calls.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import pyarrow as pa
 from graphunified_assets.lib.reports.context import CommunityContext, community_context
 from graphunified_assets.lib.reports.model import Report
 from graphunified_query.core.providers import count_tokens
+from graphunified_query.core.providers.llm_client import rough_tokens
 from graphunified_query.core.tables import COMMUNITY_REPORTS_SCHEMA
 
 FALLBACK_SUFFIX = "+fallback"
@@ -49,6 +54,7 @@ def build_reports(
     chunk_text: Callable[[str], str | None] = lambda _: None,
     concurrency: int = 1,
     max_context_chars: int = 24_000,
+    condense_above_tokens: int = 0,
 ) -> ReportBuild:
     entity_rows = {row["id"]: row for row in entities.to_pylist()}
     relationship_rows = {row["id"]: row for row in relationships.to_pylist()}
@@ -67,6 +73,8 @@ def build_reports(
             sentences_of=_source_sentences(row["entity_ids"], entity_rows, chunk_text),
             max_chars=max_context_chars,
         )
+        if rough_tokens(context.as_text()) <= condense_above_tokens:
+            return fallback(context, row["size"]), fallback.name
         try:
             return reporter(context, row["size"]), reporter.name
         except Exception as error:

@@ -100,16 +100,11 @@ def apply_change(table: Any, key: str, stale: list[Any], rows: pa.Table | pa.Rec
         table.add(rows)
 
 
-def aligned_matrix(stored: pa.Table, keys: pa.Array | pa.ChunkedArray, key: str = "id") -> np.ndarray:
-    """The stored ``vector`` column as float32 rows in ``keys`` order (each key stored once)."""
-    positions = pc.index_in(keys, value_set=stored.column(key))
-    if positions.null_count:
-        raise ValueError(f"{positions.null_count} rows have no stored vector after the update")
-    return np.ascontiguousarray(_matrix(stored)[positions.to_numpy(zero_copy_only=False)], dtype=np.float32)
-
-
-def _matrix(stored: pa.Table) -> np.ndarray:
-    vectors = stored.column("vector").combine_chunks()
+def vector_matrix(rows: pa.Table | pa.RecordBatch) -> np.ndarray:
+    """The ``vector`` column of stored rows as a (rows, dimension) array."""
+    vectors = rows.column("vector")
+    if isinstance(vectors, pa.ChunkedArray):
+        vectors = vectors.combine_chunks()
     return vectors.values.to_numpy(zero_copy_only=False).reshape(len(vectors), vectors.type.list_size)
 
 
@@ -148,7 +143,7 @@ class StoredVectors:
         if stored is None or pc.any(pc.not_equal(stored.column("model"), model)).as_py():
             stored = None
         self.texts = stored.column("text") if stored is not None else pa.chunked_array([], pa.string())
-        self.matrix = _matrix(stored) if stored is not None else None
+        self.matrix = vector_matrix(stored) if stored is not None else None
         self.reused = 0
 
     def embedding(self, embed: Callable[[list[str]], np.ndarray]) -> Callable[[list[str]], np.ndarray]:

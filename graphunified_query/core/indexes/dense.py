@@ -1,7 +1,7 @@
-"""Cosine search over unit vectors with numpy: exact, or through inverted lists for large tables.
+"""Cosine search over unit vectors with numpy: exact, or through a faiss index for large tables.
 
 At 25K x 384 one matrix-vector product and an argpartition take a few milliseconds and the
-result is exact; tables of hundreds of thousands of rows carry `InvertedLists` (ivf.py).
+result is exact; tables of hundreds of thousands of rows carry an `AnnIndex` (ann.py).
 """
 
 from __future__ import annotations
@@ -12,33 +12,18 @@ from functools import cached_property
 
 import numpy as np
 
-from graphunified_query.core.indexes.ivf import InvertedLists
+from graphunified_query.core.indexes.ann import AnnIndex, row_keys
 
 
 @dataclass(frozen=True)
 class DenseIndex:
     ids: tuple[str, ...]
-    # (n, dimension) float32, rows L2-normalized, in storage order: row order unless `position` is
-    # set, in which case rows are grouped by inverted list. Read vectors with `vectors(rows)`.
-    matrix: np.ndarray
-    lists: InvertedLists | None = None
-    position: np.ndarray | None = None  # row -> its place in `matrix`
+    matrix: np.ndarray  # (n, dimension) float32, rows L2-normalized, in row order
+    ann: AnnIndex | None = None
 
     @classmethod
     def empty(cls, dimension: int) -> DenseIndex:
         return cls((), np.zeros((0, dimension), np.float32))
-
-    @classmethod
-    def clustered(
-        cls, ids: tuple[str, ...], matrix: np.ndarray, lists: InvertedLists, *, ordered: bool = False
-    ) -> DenseIndex:
-        """Rows regrouped list by list, so a probed list is one contiguous slice: gathering the
-        candidate rows of a 300K-row table copied ~60 MB per query and dominated its latency.
-        ``ordered``: ``matrix`` is already in list order (a mapped matrix is not copied)."""
-        position = np.empty(len(lists.rows), np.int64)
-        position[lists.rows] = np.arange(len(lists.rows))
-        stored = matrix if ordered else np.ascontiguousarray(matrix[lists.rows])
-        return cls(ids, stored, lists, position)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -51,35 +36,34 @@ class DenseIndex:
     def row(self) -> dict[str, int]:
         return {identifier: i for i, identifier in enumerate(self.ids)}
 
+    @cached_property
+    def _keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' index keys, sorted, and the row of each: keys → rows by binary search."""
+        keys = row_keys(self.ids)
+        order = np.argsort(keys)
+        return keys[order], order
+
     def vectors(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
         """The vectors of ``rows`` (table row numbers), in that order."""
-        rows = np.asarray(rows, dtype=np.int64)
-        return self.matrix[self.position[rows] if self.position is not None else rows]
+        return self.matrix[np.asarray(rows, dtype=np.int64)]
 
     def similarities(self, query: np.ndarray) -> np.ndarray:
         """Cosine of every row, in row order."""
         if not len(self.ids):
             return np.zeros(0, np.float32)
-        scores = self.matrix @ query
-        return scores[self.position] if self.position is not None else scores
+        return self.matrix @ query
 
     def search(self, query: np.ndarray, k: int, *, exact: bool = False) -> list[tuple[int, float]]:
         """(row, cosine) of the k most similar rows, best first; ties broken by row."""
-        if self.lists is None or exact:
+        if self.ann is None or exact or k <= 0:
             return top_k(self.similarities(query), k)
-        if self.position is None:  # lists over rows in row order: gather the candidates
-            rows = np.sort(self.lists.candidates(query))
-            if len(rows) < k:
-                return top_k(self.similarities(query), k)
-            return [(int(rows[i]), score) for i, score in top_k(self.matrix[rows] @ query, k)]
-        slices = self.lists.candidate_slices(query)
-        if sum(end - start for start, end in slices) < k:
+        keys, scores = self.ann.search(query, k)
+        if len(keys) < min(k, len(self.ids)):  # the probed lists held fewer rows than asked
             return top_k(self.similarities(query), k)
-        rows = np.concatenate([self.lists.rows[start:end] for start, end in slices])
-        scores = np.concatenate([self.matrix[start:end] @ query for start, end in slices])
-        order = np.argsort(rows, kind="stable")  # ties broken by row, as in the exact search
-        rows, scores = rows[order], scores[order]
-        return [(int(rows[i]), score) for i, score in top_k(scores, k)]
+        sorted_keys, row_of = self._keys
+        rows = row_of[np.searchsorted(sorted_keys, keys)]
+        order = np.lexsort((rows, -scores))  # best first, ties by row as in the exact search
+        return [(int(rows[i]), float(scores[i])) for i in order]
 
 
 def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:

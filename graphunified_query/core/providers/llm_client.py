@@ -20,6 +20,13 @@ from graphunified_query.core.providers.rate_limit import RateLimiter
 from graphunified_query.core.settings.model import LLMSettings, ModelPrice
 
 CHARS_PER_TOKEN = 4  # a rough count is enough for rate limits and budget estimates
+
+
+def rough_tokens(text: str) -> int:
+    """About how many tokens ``text`` is to any LLM (no tokenizer: the provider's is unknown)."""
+    return len(text) // CHARS_PER_TOKEN
+
+
 Blocks = list[dict[str, Any]]
 
 

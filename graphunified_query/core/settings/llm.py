@@ -58,7 +58,18 @@ class LLMSettings(Section):
         "from the LLM cache); answers use query.generation.temperature.",
     )
     max_gleanings: int = Field(
-        1, ge=0, le=5, description="Extra 'what was missed?' extraction turns per chunk (GraphRAG gleaning)."
+        1,
+        ge=0,
+        le=5,
+        description="Extra 'what was missed?' extraction turns per chunk (GraphRAG gleaning), each only "
+        "after a reply cut off at llm.max_tokens; a reply that ended on its own is not asked again.",
+    )
+    summarize_above_tokens: int = Field(
+        500,
+        ge=0,
+        description="The LLM condenses only text longer than this many tokens (~4 characters each): a "
+        "description past extraction.summarize_above_fragments fragments (shorter: its fragments joined) "
+        "and a community's report context (shorter: the extractive report). 0: condense every one.",
     )
     requests_per_minute: int | None = Field(
         None,

@@ -20,9 +20,9 @@ from graphunified_query.core.artifacts import (
     PPR_FILE,
     REPORT_POINT_VECTORS,
     VECTOR_TABLES,
-    ivf_file,
+    ann_file,
 )
-from graphunified_query.core.indexes import ivf
+from graphunified_query.core.indexes import ann
 from graphunified_query.core.indexes.bm25 import BM25Index
 from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
@@ -61,6 +61,8 @@ def index_file(load: Callable[[Path], _T], path: Path, hint: str) -> _T:
     """A strategy index file, or an error naming it (the loaders raise whatever numpy/bm25s do)."""
     try:
         return load(path)
+    except StoreDamaged:
+        raise  # the loader's own one line (an index of an older format)
     except Exception as error:  # any failure to parse a stored file means it is damaged
         state = "missing" if not path.exists() else f"unreadable ({type(error).__name__}: {error})"
         raise StoreDamaged(f"{path} is {state}; rebuild it with `{hint}`.") from None
@@ -81,7 +83,7 @@ def published_damage(layout: HomeLayout) -> str | None:
         for table, vector_table in VECTOR_TABLES.items():
             ids = generation.read_table(table, hint).column("id").to_pylist()
             lance.scan(vector_table, columns=("id",))
-            index_file(partial(ivf.load, ids=ids), generation.index_path(ivf_file(vector_table)), hint)
+            index_file(partial(ann.load, ids=ids), generation.index_path(ann_file(vector_table)), hint)
         generation.read_table(COMMUNITIES, hint)
         lance.scan(CHUNK_VECTORS, columns=("id",))
         if generation.lance_exists(REPORT_POINT_VECTORS):  # optional: a home built before it lacks it

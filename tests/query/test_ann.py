@@ -1,0 +1,111 @@
+"""The faiss index of the large vector tables: nearly the exact top-k, updated by id, never stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphunified_query.core.artifacts import ann_file
+from graphunified_query.core.indexes import ann
+from graphunified_query.core.indexes.dense import DenseIndex
+
+
+def _clustered(rows: int, seed: int = 0) -> np.ndarray:
+    """Unit vectors around 300 topics, as sentence embeddings of a corpus are."""
+    rng = np.random.default_rng(seed)
+    topics = rng.normal(size=(300, 64)).astype(np.float32)
+    matrix = topics[rng.integers(0, 300, rows)] + 0.6 * rng.normal(size=(rows, 64)).astype(np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def _recall(exact: DenseIndex, approximate: DenseIndex, queries: np.ndarray) -> float:
+    found = [
+        len({r for r, _ in exact.search(q, 10)} & {r for r, _ in approximate.search(q, 10)}) / 10
+        for q in queries
+    ]
+    return float(np.mean(found))
+
+
+@pytest.fixture(scope="module")
+def table() -> tuple[tuple[str, ...], np.ndarray, ann.AnnIndex]:
+    matrix = _clustered(20_000)
+    ids = tuple(f"r{i}" for i in range(len(matrix)))
+    return ids, matrix, ann.build(matrix, ids)
+
+
+def test_probing_a_fifth_of_the_lists_finds_nearly_all_of_the_exact_top_10(
+    table: tuple[tuple[str, ...], np.ndarray, ann.AnnIndex],
+) -> None:
+    ids, matrix, index = table
+    assert index.lists == 566 and len(index) == len(matrix) and index.index.nprobe == 114
+    exact, approximate = DenseIndex(ids, matrix), DenseIndex(ids, matrix, index)
+    queries = _clustered(50, seed=1)
+    assert _recall(exact, approximate, queries) >= 0.9
+    # Scores are the cosines of the rows returned, best first, as the exact search gives them.
+    hits = approximate.search(queries[0], 5)
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    assert all(np.isclose(s, float(matrix[r] @ queries[0]), atol=1e-5) for r, s in hits)
+    assert approximate.search(queries[0], 5, exact=True) == exact.search(queries[0], 5)
+
+
+def test_an_index_for_other_rows_is_ignored_and_the_old_format_names_the_fix(
+    tmp_path: Path, table: tuple[tuple[str, ...], np.ndarray, ann.AnnIndex]
+) -> None:
+    ids, matrix, index = table
+    path = tmp_path / ann_file("relationship_vectors")
+    assert ann.load(path, ids) is None  # nothing built: exact search
+    old = tmp_path / "ivf" / "relationship_vectors.npz"  # the hand-written lists of a home before faiss
+    old.parent.mkdir()
+    old.write_bytes(b"")
+    with pytest.raises(ann.OldIndexFormat, match=r"old inverted-list format.*index --refresh`\.$"):
+        ann.load(path, ids)
+    ann.save(path, index)
+    assert not old.exists()  # converted: the old lists go
+    loaded = ann.load(path, ids)  # memory-mapped, read-only
+    assert loaded is not None and len(loaded) == len(ids) and ann.lists_holding(path, ids) == 566
+    assert ann.load(path, [*ids[:-1], "changed"]) is None  # the table changed since: exact search
+    assert ann.lists_holding(path, ids[:-1]) is None
+    query = _clustered(1, seed=4)[0]
+    assert DenseIndex(ids, matrix, loaded).search(query, 10) == DenseIndex(ids, matrix, index).search(
+        query, 10
+    )
+
+
+def test_an_update_removes_and_adds_rows_by_id_and_retrains_after_a_large_move(tmp_path: Path) -> None:
+    matrix = _clustered(8_000, seed=5)
+    ids = [f"r{i}" for i in range(len(matrix))]
+    path = tmp_path / ann_file("fact_vectors")
+    ann.save(path, ann.build(matrix, ids))
+    previous = ann.load_previous(path)
+    assert previous is not None
+    added = _clustered(40, seed=6)
+    gone = set(ids[100:130])
+    changed = {"r5": -matrix[5]}  # a row whose text changed: the same id, another vector
+    new_ids = [i for i in ids if i not in gone] + [f"n{n}" for n in range(40)]
+    new_ids.reverse()  # a rewritten table may order its rows differently
+    vectors = {**changed, **{f"n{n}": added[n] for n in range(40)}}
+    found = ann.updated(previous, new_ids, sorted(gone | {"r5"}), vectors)
+    assert found is not None and len(found) == len(new_ids) and found.trained_rows == 8_000
+    row_of = {i: n for n, i in enumerate(new_ids)}
+    new_matrix = np.stack([vectors.get(i, matrix[int(i[1:])] if i[0] == "r" else None) for i in new_ids])
+    dense = DenseIndex(tuple(new_ids), new_matrix, found)
+    for name in ("n0", "n39", "r5"):  # new and changed rows are found at their new vectors
+        assert dense.search(vectors[name], 1)[0][0] == row_of[name]
+    removed = matrix[110]
+    assert all(new_ids[r] not in gone for r, _ in dense.search(removed, 10))
+    ann.save(path, found)
+    assert ann.lists_holding(path, new_ids) == found.lists
+    # 15 % more rows than it was trained at: re-trained, not updated.
+    grown = ids + [f"g{n}" for n in range(1_200)]
+    more = dict(zip(grown[8_000:], _clustered(1_200, seed=7), strict=True))
+    assert ann.updated(ann.load_previous(path), grown, [], more) is None  # type: ignore[arg-type]
+
+
+def test_fewer_rows_in_the_probed_lists_than_asked_falls_back_to_exact() -> None:
+    matrix = _clustered(400, seed=8)
+    ids = tuple(f"r{i}" for i in range(len(matrix)))
+    index = ann.build(matrix, ids)  # 80 lists of ~5 rows: 8 probed hold ~40
+    query = _clustered(1, seed=9)[0]
+    assert DenseIndex(ids, matrix, index).search(query, 200) == DenseIndex(ids, matrix).search(query, 200)

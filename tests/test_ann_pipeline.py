@@ -1,0 +1,91 @@
+"""Through `index`: the large graph vector tables get a faiss index that readers load mapped, an
+update adds and removes its rows by id instead of re-training it, and a home indexed with the old
+hand-written lists is told `index --refresh` by readers and converted by the next `index`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphunified_assets.lib.vectors import lance_slices
+from graphunified_assets.ops.indexing import index
+from graphunified_assets.ops.store_check import check_store
+from graphunified_query.core.artifacts import ann_file
+from graphunified_query.core.indexes import ann
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.errors import StoreDamaged
+from graphunified_query.snapshot.loader import load_snapshot
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.voyage_server import FakeVoyageServer
+from tests.test_graph_pipeline import _resource, servers  # noqa: F401 (the fixture)
+from tests.test_vector_slices_pipeline import ADDED
+
+TABLE = "relationship_vectors"
+
+
+def _trained_rows(home: Path) -> int:
+    path = HomeLayout.at(home).index_path(ann_file(TABLE))
+    return int(json.loads(path.with_name(f"{TABLE}.json").read_text())["trained_rows"])
+
+
+def test_the_faiss_index_is_built_updated_by_id_and_replaces_the_old_lists(
+    home: Path,
+    input_dir: Path,
+    servers: tuple[FakeAnthropicServer, FakeVoyageServer],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ann, "MIN_ROWS", 1)  # a tiny corpus: every table gets its index
+    monkeypatch.setattr(ann, "RETRAIN_SHARE", 100.0)  # never re-trained by growth here
+    monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # most rows change: slices anyway
+    resource = _resource(home, input_dir)
+    index(resource, echo=lambda _: None)
+    layout = HomeLayout.at(home)
+    snapshot = load_snapshot(home)
+    dense = snapshot.relationship_vectors
+    assert dense.ann is not None and len(dense.ann) == len(dense) > 0
+    built_rows = _trained_rows(home)
+    assert built_rows == len(dense)
+
+    (input_dir / "observatory.md").write_text(ADDED)
+    index(resource, echo=lambda _: None)
+    grown = load_snapshot(home).relationship_vectors
+    assert grown.ann is not None and len(grown.ann) == len(grown) > len(dense)
+    assert _trained_rows(home) == built_rows  # rows added by id, not re-trained
+    query = grown.matrix[-1]
+    found, exact = grown.search(query, 3), grown.search(query, 3, exact=True)
+    assert [r for r, _ in found] == [r for r, _ in exact]  # one list: the ANN search is exact
+    assert [s for _, s in found] == pytest.approx([s for _, s in exact], abs=1e-5)
+
+    # A home indexed before faiss: its lists in the old format (published so), no faiss index.
+    for generation in (layout.home, *layout.published.glob("[0-9]*")):
+        folder = generation / "indexes"
+        for path in (folder / "ann").glob("*"):
+            path.unlink()
+        (folder / "ivf").mkdir(exist_ok=True)
+        (folder / "ivf" / f"{TABLE}.npz").write_bytes(b"PK")
+        manifest = generation / "manifest.json"
+        if manifest.exists():
+            recorded = json.loads(manifest.read_text())
+            files = [f for f in recorded["files"] if not f.startswith("indexes/ann/")]
+            manifest.write_text(json.dumps({**recorded, "files": [*files, f"indexes/ivf/{TABLE}.npz"]}))
+    with pytest.raises(StoreDamaged, match=r"old inverted-list format.*index --refresh`"):
+        load_snapshot(home)
+    messages: list[str] = []
+    index(resource, echo=messages.append)  # nothing changed in the folder: the damage is found
+    assert any("old inverted-list format" in m for m in messages)
+    converted = load_snapshot(home).relationship_vectors
+    assert converted.ann is not None and len(converted.ann) == len(converted)
+    assert not (layout.index_path("ivf") / f"{TABLE}.npz").exists()
+
+
+def test_a_staging_copy_left_by_a_crash_is_removed_by_the_store_check(tmp_path: Path) -> None:
+    layout = HomeLayout.at(tmp_path)
+    staged = layout.index_path("ann") / ".relationship_vectors.faiss.tmp"  # killed inside ann.save
+    staged.parent.mkdir(parents=True)
+    staged.write_bytes(b"half")
+    kept = layout.index_path(ann_file("relationship_vectors"))
+    kept.write_bytes(b"whole")
+    check_store(layout, ())
+    assert not staged.exists() and kept.exists()
