@@ -8,11 +8,14 @@ Each side declares its own subcommands (`graphunified_assets.cli.main.add_comman
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from graphunified_assets.cli import main as pipeline
 from graphunified_query import cli as query
+from graphunified_query.core.stores.errors import storage_problem
 
 DISTRIBUTION = "graph-unified"  # pyproject.toml [project] name: the version is declared there
 
@@ -62,4 +65,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser, query_commands = build_parser()
     args = parser.parse_args(argv)
-    return query.run(args) if args.command in query_commands else pipeline.run(args)
+    try:
+        return query.run(args) if args.command in query_commands else pipeline.run(args)
+    except Exception as error:  # a full or read-only disk, wherever a command wrote (maybe wrapped)
+        home = getattr(args, "home", None)
+        problem = storage_problem(error, Path(home) if home is not None else None)
+        if problem is None:
+            raise
+        print(f"error: {problem}", file=sys.stderr)
+        return 1

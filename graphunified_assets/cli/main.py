@@ -165,10 +165,6 @@ def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_inp
     except RuntimeError as error:  # a failed run: its message says where to look and what to do
         fail(str(error))
         return 1
-    except OSError as error:  # a full disk, a read-only home: outside any run
-        where = error.filename or resource.layout.home
-        fail(f"cannot write {where} ({error.strerror}); free space or fix permissions, then re-run `index`")
-        return 1
     echo(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
     _status(resource, echo)
     return 0
