@@ -11,7 +11,7 @@ from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, after_docu
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
-from graphunified_assets.lib.graph.relationship_keywords import spacy_phrases
+from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
 from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIPS
 from graphunified_query.core.embedding_models import uncalibrated_thresholds_warning
@@ -57,15 +57,17 @@ def graph_elements(
     layout = graphunified.layout
     # Candidate pairs of the last build: an update compares only new and changed names.
     memory = PairMemory.load(layout.cache / PAIR_MEMORY, {"model": resolver.model_name})
+    # Offline relationships get their sentence's theme phrases as keywords (cached by content).
+    phrases = SpacyPhrases(LLMCache(graphunified.layout.relationship_keywords_cache))
     elements = build_graph_elements(
         rows,
         summarize_above=graphunified.settings.extraction.summarize_above_fragments,
         embed=lambda texts: resolver.embed(texts),
         summarize=summarizer,
         memory=memory,
-        # Offline relationships get their sentence's theme phrases as keywords (cached by content).
-        phrases=spacy_phrases(LLMCache(graphunified.layout.relationship_keywords_cache)),
+        phrases=phrases,
     )
+    phrases.sweep()  # every live sentence was asked for: the rest are removed documents' text
     memory.save(layout.cache / PAIR_MEMORY)
     for name, table in (
         (ENTITIES, elements.entities),
