@@ -65,6 +65,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser, query_commands = build_parser()
     args = parser.parse_args(argv)
+    if problem := argument_problem(args):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         return query.run(args) if args.command in query_commands else pipeline.run(args)
     except Exception as error:  # a full or read-only disk, wherever a command wrote (maybe wrapped)
@@ -74,3 +77,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {problem}", file=sys.stderr)
         return 1
+
+
+def argument_problem(args: argparse.Namespace) -> str | None:
+    """Arguments no command can use, said in one line, for every command (they used to end in a
+    traceback, and `ask --home FILE` in a store error about `FILE/published/CURRENT`)."""
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str | Path) and not _encodes(str(item)):  # non-UTF-8 argv: lone surrogates
+                shown = str(item).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                label = name if name in ("question", "dataset") else f"--{name.replace('_', '-')}"
+                return f"{label} '{shown}' is not valid UTF-8 text; re-type it or set a UTF-8 locale"
+    home = getattr(args, "home", None)
+    if home is not None and Path(home).exists() and not Path(home).is_dir():
+        return f"--home {home} is a file; pass a folder (it is created if missing)"
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -86,9 +86,6 @@ def run(args: argparse.Namespace) -> int:
     """Run a pipeline subcommand parsed by the one parser."""
     from graphunified_assets.defs.resources import GraphUnifiedResource  # Dagster: only to run
 
-    if problem := argument_problem(args):
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
     if args.command in config_cli.COMMANDS:  # no home or settings needed
         return config_cli.run(args)
     resource = GraphUnifiedResource(
@@ -113,25 +110,6 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-
-
-def argument_problem(args: argparse.Namespace) -> str | None:
-    """Arguments no command can use, said in one line (they used to end in a traceback)."""
-    for name, value in vars(args).items():
-        if isinstance(value, str) and not _is_utf8(value):
-            return f"--{name} {value.encode('utf-8', 'replace').decode()!r} is not valid UTF-8; rename it"
-    home = getattr(args, "home", None)
-    if home is not None and Path(home).exists() and not Path(home).is_dir():
-        return f"--home {home} is a file; pass a folder (it is created if missing)"
-    return None
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # argv bytes that were not UTF-8 arrive as lone surrogates
-        return False
-    return True
 
 
 def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_input: bool = False) -> int:
