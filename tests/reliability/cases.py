@@ -541,6 +541,10 @@ INPUT_CASES = [
     I("chinese-name", "河流" * 18 + ".md", "# 河流\n\n河流在一八九四年泛滥。\n", ok=True),
     I("zero-width-text", "zw.md", "# Z\u200bero\n\nThe\u200b mill\u200d stood.\n", ok=True),
     I("bom-utf8", "bom.txt", b"\xef\xbb\xbfThe mill had a byte order mark.\n", ok=True),
+    I("newlines-256kb", "newlines.txt", "\n" * 256 * 1024, "only whitespace"),  # was 41.5 s in one regex
+    I(
+        "styled-tags-16kb", "tags.md", '<a style="' * 1_600, ok=True
+    ),  # the detector's nested lazy pattern: 6 s
     I("crlf-lines", "crlf.md", b"# CRLF\r\n\r\nWindows line ends.\r\n", ok=True),
 ]
 
