@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
-from graphunified_assets.lib.graph.relationship_keywords import spacy_phrases
+from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.stores.parquet import read_partitions
@@ -48,10 +48,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         cache = LLMCache(Path(scratch) / "keywords.sqlite")
         started = time.perf_counter()
-        phrases = spacy_phrases(cache)(texts)
+        phrases = SpacyPhrases(cache)(texts)
         cold = time.perf_counter() - started
         started = time.perf_counter()
-        again = spacy_phrases(cache)(texts)
+        again = SpacyPhrases(cache)(texts)
         warm = time.perf_counter() - started
         cache.close()
     digest = hashlib.sha256(json.dumps(phrases).encode()).hexdigest()[:16]

@@ -8,8 +8,10 @@ Each side declares its own subcommands (`graphunified_assets.cli.main.add_comman
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from graphunified_assets.cli import main as pipeline
 from graphunified_query import cli as query
@@ -62,4 +64,40 @@ def build_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser, query_commands = build_parser()
     args = parser.parse_args(argv)
-    return query.run(args) if args.command in query_commands else pipeline.run(args)
+    if problem := argument_problem(args):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    try:
+        return query.run(args) if args.command in query_commands else pipeline.run(args)
+    except Exception as error:  # a full or read-only disk, wherever a command wrote (maybe wrapped)
+        from graphunified_query.core.stores.errors import storage_problem  # not for `--help`
+
+        home = getattr(args, "home", None)
+        problem = storage_problem(error, Path(home) if home is not None else None)
+        if problem is None:
+            raise
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
+
+
+def argument_problem(args: argparse.Namespace) -> str | None:
+    """Arguments no command can use, said in one line, for every command (they used to end in a
+    traceback, and `ask --home FILE` in a store error about `FILE/published/CURRENT`)."""
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str | Path) and not _encodes(str(item)):  # non-UTF-8 argv: lone surrogates
+                shown = str(item).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                label = name if name in ("question", "dataset") else f"--{name.replace('_', '-')}"
+                return f"{label} '{shown}' is not valid UTF-8 text; re-type it or set a UTF-8 locale"
+    home = getattr(args, "home", None)
+    if home is not None and Path(home).exists() and not Path(home).is_dir():
+        return f"--home {home} is a file; pass a folder (it is created if missing)"
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

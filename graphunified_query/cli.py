@@ -86,9 +86,6 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     """Run a query-side subcommand parsed by the one parser."""
-    if problem := _not_utf8(args):
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
     if args.command == "eval":
         return _eval(args)
     if args.command == "train-router":
@@ -137,26 +134,6 @@ def run(args: argparse.Namespace) -> int:
         # A provider refused or failed (bad key, outage): its message is redacted and says why.
         print(f"error: {error}", file=sys.stderr)
         return 1
-
-
-def _not_utf8(args: argparse.Namespace) -> str | None:
-    """An argument whose bytes were not UTF-8 (they arrive as lone surrogates, and ended in a
-    tokenizer's traceback), named in one line."""
-    for name, value in vars(args).items():
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str | Path) and not _encodes(str(item)):
-                shown = str(item).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-                label = name if name in ("question", "dataset") else f"--{name.replace('_', '-')}"
-                return f"{label} '{shown}' is not valid UTF-8 text; re-type it or set a UTF-8 locale"
-    return None
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _refusals(*more: type[Exception]) -> tuple[type[Exception], ...]:

@@ -34,7 +34,7 @@ def test_home_that_is_a_file_and_argv_that_is_not_utf8(
 ) -> None:
     (tmp_path / "file").write_text("x")
     assert "is a file; pass a folder" in _error(["status", "--home", str(tmp_path / "file")], capsys)
-    assert "is not valid UTF-8; rename it" in _error(
+    assert "is not valid UTF-8 text; re-type it" in _error(
         ["status", "--home", str(tmp_path / "caf\udce9")], capsys
     )
 

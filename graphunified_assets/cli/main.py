@@ -144,9 +144,6 @@ def run(args: argparse.Namespace) -> int:
     from graphunified_query.core.plugins import ANTHROPIC_KEY, VOYAGE_KEY
     from graphunified_query.core.settings.model import SettingsError
 
-    if problem := argument_problem(args):
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
     if args.command in config_cli.COMMANDS:  # no home or settings needed
         return config_cli.run(args)
     if args.command == "worker":  # its home is the environment's: every step's process needs it
@@ -175,25 +172,6 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-
-
-def argument_problem(args: argparse.Namespace) -> str | None:
-    """Arguments no command can use, said in one line (they used to end in a traceback)."""
-    for name, value in vars(args).items():
-        if isinstance(value, str) and not _is_utf8(value):
-            return f"--{name} {value.encode('utf-8', 'replace').decode()!r} is not valid UTF-8; rename it"
-    home = getattr(args, "home", None)
-    if home is not None and Path(home).exists() and not Path(home).is_dir():
-        return f"--home {home} is a file; pass a folder (it is created if missing)"
-    return None
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # argv bytes that were not UTF-8 arrive as lone surrogates
-        return False
-    return True
 
 
 def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_input: bool = False) -> int:
@@ -226,10 +204,6 @@ def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_inp
         report = index(resource, refresh=refresh, echo=echo)
     except RuntimeError as error:  # a failed run: its message says where to look and what to do
         fail(str(error))
-        return 1
-    except OSError as error:  # a full disk, a read-only home: outside any run
-        where = error.filename or resource.layout.home
-        fail(f"cannot write {where} ({error.strerror}); free space or fix permissions, then re-run `index`")
         return 1
     echo(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
     _status(resource, echo)

@@ -86,17 +86,19 @@ class GraphUnifiedResource(dg.ConfigurableResource):
     def embedder(self) -> CachedEmbedder:
         """The configured embedder behind the content-hash cache, built once per run."""
         if self._embedder is None:
-            environ = {VOYAGE_KEY: self.voyage_api_key} if self.voyage_api_key else {}
-            provider = make_embedder(self.settings.embedding, environ)
+            provider = make_embedder(self.settings.embedding, self.environ())
             self._embedder = CachedEmbedder(provider, EmbeddingCache(self.layout.embedding_cache))
         return self._embedder
 
     def environ(self) -> dict[str, str]:
-        """The environment the providers see: the process's, with the resource's Anthropic key."""
+        """The environment every provider of a run sees: the process's (endpoints such as
+        VOYAGE_BASE_URL, read as queries read them), with the resource's keys. `embedder` once
+        saw the Voyage key alone, so `index` ignored VOYAGE_BASE_URL while queries used it."""
         environ = dict(os.environ)
-        environ.pop(ANTHROPIC_KEY, None)  # the resource decides, as its EnvVar says
-        if self.anthropic_api_key:
-            environ[ANTHROPIC_KEY] = self.anthropic_api_key
+        for name, key in ((ANTHROPIC_KEY, self.anthropic_api_key), (VOYAGE_KEY, self.voyage_api_key)):
+            environ.pop(name, None)  # the resource decides, as its EnvVar says
+            if key:
+                environ[name] = key
         return environ
 
     def llm_provider(self) -> str:

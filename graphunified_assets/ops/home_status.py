@@ -23,6 +23,7 @@ from graphunified_assets.lib.ingest.update_plan import UpdatePlan, plan_update
 from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNK_VECTORS, CHUNKS, EXTRACTIONS, MANIFEST
 from graphunified_query.core.layout import HomeLayout, refresh_command
 from graphunified_query.core.settings.model import load_settings
+from graphunified_query.core.stores.errors import storage_problem
 from graphunified_query.core.stores.parquet import StoreError
 from graphunified_query.core.stores.publication import current
 
@@ -40,6 +41,7 @@ class HomeStatus:
     plan: UpdatePlan | None  # what the next `index` does; None when the input folder is missing
     input_dir: Path
     runs: tuple[tuple[str, str, str], ...] = ()  # (run id, job, status) of runs queued or in progress
+    disk_problem: str | None = None  # the home's disk refused a write (full): what to do
 
     def lines(self) -> list[str]:
         failed = {f.source for f in self.failures}
@@ -49,6 +51,8 @@ class HomeStatus:
             f"  readers load {self.generation}",
         ]
         lines += [f"  failed [{f.stage}] {f.source}: {f.reason}" for f in self.failures]
+        if self.disk_problem:
+            lines.append(f"  {self.disk_problem}")
         if self.refresh_pending:
             lines.append("  a global refresh is pending (the last one did not finish): `index` redoes it")
         lines += _run_lines(self.runs)
@@ -107,8 +111,13 @@ def searchable_documents(layout: HomeLayout) -> set[str]:
 
 
 def home_status(layout: HomeLayout, input_dir: Path) -> HomeStatus:
-    state = IndexState(layout.index_state)
-    indexed = state.indexed_hashes()
+    try:
+        state, disk = IndexState(layout.index_state), None
+    except sqlite3.OperationalError as error:  # a full disk: say so, and read the state without writing
+        if (disk := storage_problem(error, layout.home)) is None:
+            raise
+        state = IndexState(layout.index_state, read_only=True)
+    indexed, failures = state.indexed_hashes(), state.failures()
     generation, searchable = _published(layout)
     plan = None
     if input_dir.is_dir():
@@ -121,17 +130,19 @@ def home_status(layout: HomeLayout, input_dir: Path) -> HomeStatus:
             layout=layout,
             downstream_tables=DOWNSTREAM_TABLES,
             chunking=chunking_key(load_settings(layout.home).chunking),
+            state=state,
         )
     return HomeStatus(
         layout.home,
         searchable,
         set(indexed),
-        state.failures(),
+        failures,
         generation,
         layout.refresh_pending.exists(),
         plan,
         input_dir,
         unfinished_runs(layout),
+        disk,
     )
 
 

@@ -9,6 +9,7 @@ onnxruntime or a provider SDK. Rerankers, a query-side kind, have theirs in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator
@@ -49,6 +50,12 @@ EmbedderName = Annotated[str, AfterValidator(EMBEDDERS.check)]
 ANTHROPIC_KEY = LLMS.entry("anthropic").key_env_var or ""
 VOYAGE_KEY = EMBEDDERS.entry("voyage").key_env_var or ""
 VOYAGE_URL_VARIABLE = "VOYAGE_BASE_URL"  # an endpoint override, no secret
+
+
+def voyage_base_url(configured: str | None, environ: Mapping[str, str]) -> str | None:
+    """Voyage's endpoint for embedding and reranking, at index and query time alike:
+    `embedding.voyage_base_url`, else VOYAGE_BASE_URL, else the SDK's default (None)."""
+    return configured or environ.get(VOYAGE_URL_VARIABLE) or None
 
 
 def secret_variables() -> tuple[str, ...]:

@@ -83,3 +83,15 @@ def test_ordinary_compressed_files_are_read_whole(tmp_path: Path) -> None:
     )
     records, issues, _ = _read(_gz(tmp_path / "docs.jsonl.gz", lines))
     assert len(records) == 50_000 and not issues
+
+
+def test_a_line_nested_100000_deep_is_one_issue_and_the_others_read(tmp_path: Path) -> None:
+    """json.loads raised RecursionError on it, out of the scan: `index` failed as a whole."""
+    deep = b'{"text": "x", "meta": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b'{"id": "a", "text": "fine"}\n' + deep + b'\n{"id": "b", "text": "also fine"}\n')
+    records, issues, _ = _read(path)
+    assert [r.record_id for r in records] == ["a", "b"]
+    assert [(i.line, i.reason) for i in issues] == [
+        (2, "JSON nested too deeply to parse; flatten the record or remove the line")
+    ]

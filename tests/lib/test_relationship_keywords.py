@@ -11,7 +11,7 @@ import pytest
 from graphunified_assets.lib.extraction.records import ExtractedRelationship
 from graphunified_assets.lib.graph import relationship_keywords
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
-from graphunified_assets.lib.graph.relationship_keywords import Phrases, spacy_phrases, with_keywords
+from graphunified_assets.lib.graph.relationship_keywords import Phrases, SpacyPhrases, with_keywords
 from graphunified_assets.lib.vectors.relationship_vectors import relationship_text, relationship_vectors
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.text import spacy_text
@@ -47,7 +47,7 @@ def _counting(phrases: Phrases, calls: list[list[str]]) -> Phrases:
 
 
 def test_offline_keywords_are_the_sentence_themes_without_the_entity_names() -> None:
-    rows = list(with_keywords([_row("c1", _rel("Thomas Hale", "Hale Mill", SENTENCE))], spacy_phrases()))
+    rows = list(with_keywords([_row("c1", _rel("Thomas Hale", "Hale Mill", SENTENCE))], SpacyPhrases()))
     keywords = rows[0]["relationships"][0]["keywords"]
     assert keywords == ["large woollen textile factory", "river", "early apprenticeship"]
     words = {w for k in keywords for w in k.split()}
@@ -61,7 +61,7 @@ def test_extractor_keywords_are_kept_and_phrases_are_cached_by_content(
     calls: list[list[str]] = []
     given = _rel("Thomas Hale", "Hale Mill", SENTENCE, keywords=["industry founding"])
     rows = [_row("c1", given, _rel("Hale Mill", "River Harrow", SENTENCE))]
-    first = list(with_keywords(rows, _counting(spacy_phrases(cache), calls)))
+    first = list(with_keywords(rows, _counting(SpacyPhrases(cache), calls)))
     assert first[0]["relationships"][0]["keywords"] == ["industry founding"]  # the extractor's stay
     assert "river" not in first[0]["relationships"][1]["keywords"]  # this pair's own name words go
     assert calls == [[SENTENCE]] and len(cache) == 1  # one distinct sentence, parsed once
@@ -70,7 +70,7 @@ def test_extractor_keywords_are_kept_and_phrases_are_cached_by_content(
         raise AssertionError("a cached sentence was parsed again")
 
     monkeypatch.setattr(spacy_text, "load_pipeline", no_parsing)
-    assert list(with_keywords(rows, spacy_phrases(cache))) == first  # a later run reads the cache
+    assert list(with_keywords(rows, SpacyPhrases(cache))) == first  # a later run reads the cache
 
 
 def test_duplicates_across_documents_union_their_keywords_most_frequent_first() -> None:
@@ -140,11 +140,11 @@ def test_phrases_are_read_and_saved_in_batches_with_the_same_results(
     monkeypatch.setattr(relationship_keywords, "SAVE_EVERY", 2)
     texts = [SENTENCE, "The old mill by the river closed.", "A quiet village grew.", SENTENCE[:40]]
     cache = _CountingCache(tmp_path / "keywords.sqlite")
-    cached = spacy_phrases(cache)(texts)
-    assert cached == spacy_phrases()(texts)  # the cache changes nothing
+    cached = SpacyPhrases(cache)(texts)
+    assert cached == SpacyPhrases()(texts)  # the cache changes nothing
     assert (cache.reads, cache.writes) == (1, [2, 2])  # one lookup, a transaction per 2 parsed
     cache.writes, cache.reads = [], 0
-    assert spacy_phrases(cache)([*texts[1:], "Another new sentence."]) == [*cached[1:], ["new sentence"]]
+    assert SpacyPhrases(cache)([*texts[1:], "Another new sentence."]) == [*cached[1:], ["new sentence"]]
     assert (cache.reads, cache.writes) == (1, [1])  # only the new text parsed and saved
 
 
@@ -154,3 +154,13 @@ def test_llm_cache_batches_round_trip(tmp_path: Path) -> None:
     found = cache.get_many([f"k{i}" for i in range(0, 1300, 3)])
     assert found == {f"k{i}": {"n": i, "text": "é"} for i in range(0, 1200, 3)}  # absent keys left out
     assert cache.get("k7") == {"n": 7, "text": "é"} and len(cache) == 1200
+
+
+def test_sweep_drops_the_phrases_of_sentences_no_longer_asked_for(tmp_path: Path) -> None:
+    cache = LLMCache(tmp_path / "keywords.sqlite")
+    SpacyPhrases(cache)([SENTENCE, "The removed document's only sentence."])
+    rebuild = SpacyPhrases(cache)
+    rebuild([SENTENCE])  # the next graph build: the other document was removed
+    assert rebuild.sweep() == 1
+    assert b"removed document" not in (tmp_path / "keywords.sqlite").read_bytes()
+    assert len(cache.get_many(list(rebuild.asked))) == 1  # the live one stays

@@ -304,3 +304,22 @@ def test_a_community_with_little_to_condense_gets_the_extractive_report(claude: 
     ]
     build_reports(_communities(), condense_above_tokens=longer, **common)
     assert len(claude.requests) == 3  # nothing longer than the budget: no call at all
+
+
+def test_report_ids_are_unique_when_communities_share_a_report(claude: FakeAnthropicServer) -> None:
+    """A parent whose one child holds all its members: the same members, content and report at
+    two levels (and Claude, or its cache, answering one context alike). Ids used to repeat."""
+    [mill, dam] = _communities().to_pylist()
+    parent = {**mill, "id": "k2", "community": 2, "level": 1, "children": [0]}
+    communities = pa.Table.from_pylist([mill, dam, parent], schema=COMMUNITIES_SCHEMA)
+    common = {
+        "entities": ENTITIES,
+        "relationships": RELATIONSHIPS,
+        "reporter": LLMReporter(_client(claude)),
+        "fallback": ExtractiveReporter(largest_community=3),
+    }
+    first = build_reports(communities, **common)
+    ids = first.table.column("id").to_pylist()
+    assert len(set(ids)) == 3
+    again = build_reports(communities, previous=first.table, **common)
+    assert again.reused == 3 and again.table.column("id").to_pylist() == ids  # stable

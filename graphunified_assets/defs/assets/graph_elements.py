@@ -11,7 +11,7 @@ from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, after_docu
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
-from graphunified_assets.lib.graph.relationship_keywords import spacy_phrases
+from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
 from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIP_KEYWORDS, RELATIONSHIPS
 from graphunified_query.core.embedding_models import uncalibrated_thresholds_warning
@@ -58,18 +58,21 @@ def graph_elements(
     layout = graphunified.layout
     # Candidate pairs of the last build: an update compares only new and changed names.
     memory = PairMemory.load(layout.cache / PAIR_MEMORY, {"model": resolver.model_name})
+    # Offline relationships get their sentence's theme phrases as keywords (cached by content),
+    # when an enabled strategy reads them (LightRAG's thematic layer).
+    keywords_cache = LLMCache(graphunified.layout.relationship_keywords_cache)
+    phrases = SpacyPhrases(keywords_cache) if graphunified.builds(RELATIONSHIP_KEYWORDS) else None
     elements = build_graph_elements(
         rows,
         summarize_above=graphunified.settings.extraction.summarize_above_fragments,
         embed=lambda texts: resolver.embed(texts),
         summarize=summarizer,
         memory=memory,
-        # Offline relationships get their sentence's theme phrases as keywords (cached by content),
-        # when an enabled strategy reads them (LightRAG's thematic layer).
-        phrases=spacy_phrases(LLMCache(graphunified.layout.relationship_keywords_cache))
-        if graphunified.builds(RELATIONSHIP_KEYWORDS)
-        else None,
+        phrases=phrases,
     )
+    # Every live sentence was asked for: the rest are removed documents' text (all of it when
+    # no enabled strategy reads keywords).
+    keywords_cache.keep_only(phrases.asked if phrases is not None else set())
     # Facts only for a strategy that reads them (HippoRAG): none to embed otherwise.
     facts = elements.facts if graphunified.builds(FACTS) else elements.facts.schema.empty_table()
     memory.save(layout.cache / PAIR_MEMORY)

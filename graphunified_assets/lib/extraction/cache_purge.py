@@ -34,7 +34,7 @@ def purge_removed(extractor: Extractor, layout: HomeLayout, removed: Iterable[st
     """Delete the cached extractions of ``removed`` documents' chunks; the number deleted."""
     if not isinstance(extractor, CachedExtractor):
         return 0  # LLM extractors keep responses in the LLM cache, keyed by whole requests
-    deleted = 0
+    keys = []
     for document_id in removed:
         path = layout.partition_path(CHUNKS, document_id)
         try:
@@ -42,9 +42,5 @@ def purge_removed(extractor: Extractor, layout: HomeLayout, removed: Iterable[st
         except (OSError, pa.ArrowException):
             continue  # no chunks (a failed or damaged document): nothing was cached for it
         chunks = extraction_inputs(*(table.column(c).to_pylist() for c in ("id", "section", "text")))
-        for chunk in chunks:
-            key = extractor.key(chunk)
-            if extractor.cache.get(key) is not None:
-                extractor.cache.delete(key)
-                deleted += 1
-    return deleted
+        keys += [extractor.key(chunk) for chunk in chunks]
+    return extractor.cache.forget(keys)

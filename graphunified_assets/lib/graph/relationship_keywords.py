@@ -33,20 +33,31 @@ MAX_MENTION_KEYWORDS = 8  # per relationship mention; as records.MAX_KEYWORDS fo
 Phrases = Callable[[list[str]], list[list[str]]]  # descriptions -> their theme phrases
 
 
-def spacy_phrases(cache: LLMCache | None = None) -> Phrases:
+class SpacyPhrases:
     """Theme phrases of texts with the shared spaCy pipeline (loaded once per process), cached by
-    content when ``cache`` is given."""
-    from graphunified_assets.lib.extraction.extraction_cache import source_digest
-    from graphunified_query.core.text import themes
-    from graphunified_query.core.text.spacy_text import DEFAULT_MODEL, load_pipeline
+    content when a cache is given. `sweep` then drops every cached entry this instance was not
+    asked for: the graph stage asks for every live relationship's sentence, so a removed
+    document's sentences leave the cache with it (they used to stay for good)."""
 
-    version = {
-        "relationship_keywords": source_digest(sys.modules[__name__], themes),
-        "model": DEFAULT_MODEL,
-    }
+    def __init__(self, cache: LLMCache | None = None) -> None:
+        from graphunified_assets.lib.extraction.extraction_cache import source_digest
+        from graphunified_query.core.text import themes
+        from graphunified_query.core.text.spacy_text import DEFAULT_MODEL
 
-    def phrases(texts: list[str]) -> list[list[str]]:
-        keys = [request_key({**version, "text": text}) for text in texts]
+        self.cache = cache
+        self.asked: set[str] = set()
+        self._version = {
+            "relationship_keywords": source_digest(sys.modules[__name__], themes),
+            "model": DEFAULT_MODEL,
+        }
+
+    def __call__(self, texts: list[str]) -> list[list[str]]:
+        from graphunified_query.core.text import themes
+        from graphunified_query.core.text.spacy_text import load_pipeline
+
+        cache = self.cache
+        keys = [request_key({**self._version, "text": text}) for text in texts]
+        self.asked.update(keys)
         cached = cache.get_many(keys) if cache is not None else {}
         found = {i: list(cached[key]["phrases"]) for i, key in enumerate(keys) if key in cached}
         missing = [i for i in range(len(texts)) if i not in found]
@@ -64,7 +75,9 @@ def spacy_phrases(cache: LLMCache | None = None) -> Phrases:
             cache.put_many(parsed)
         return [found[i] for i in range(len(texts))]
 
-    return phrases
+    def sweep(self) -> int:
+        """Drop the cached phrases of every text not asked for since this instance was made."""
+        return self.cache.keep_only(self.asked) if self.cache is not None else 0
 
 
 def with_keywords(rows: Iterable[dict[str, Any]], phrases: Phrases) -> Iterable[dict[str, Any]]:

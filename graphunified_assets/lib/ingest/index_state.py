@@ -45,19 +45,30 @@ class Failure:
 
 
 class IndexState:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        """``read_only``: `status` on a disk too full to open the state for writing (SQLite needs
+        room for its WAL index): nothing is created or written, and the file is read as immutable."""
         self.path = path
-        db, damaged = open_rebuildable(path, lambda db: db.executescript(_SCHEMA), timeout=60)
+        self.read_only = read_only
+        self.repaired: str | None = None  # the warning naming the damaged file, or None
+        if read_only:
+            return
+        db, self.repaired = open_rebuildable(path, lambda db: db.executescript(_SCHEMA), timeout=60)
         db.close()
-        self.repaired = damaged  # the warning naming the damaged file, or None
-        if damaged:
+        if self.repaired:
             self.mark_indexed(hashes_in_tables(path.parent))
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=60)
-        try:
+        if not self.read_only:
+            db = sqlite3.connect(self.path, timeout=60)
             set_journal_mode(db)  # WAL, but not on a network filesystem
+        elif self.path.exists():  # immutable: SQLite needs no room for a WAL index to read it
+            db = sqlite3.connect(f"file:{self.path}?immutable=1", uri=True)
+        else:  # nothing indexed yet: an empty state
+            db = sqlite3.connect(":memory:")
+            db.executescript(_SCHEMA)
+        try:
             with db:  # one transaction: committed on success, rolled back on error
                 yield db
         finally:

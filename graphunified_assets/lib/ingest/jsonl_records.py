@@ -130,6 +130,8 @@ def _parse_line(raw: bytes, number: int, seen: dict[str, int]) -> JsonlRecord | 
         return JsonlIssue(
             number, f"not valid JSON ({error.msg} at column {error.colno}); fix or remove the line"
         )
+    except RecursionError:  # arrays or objects nested thousands deep: it failed the whole batch
+        return JsonlIssue(number, "JSON nested too deeply to parse; flatten the record or remove the line")
     if not isinstance(value, dict):
         return JsonlIssue(number, f'a JSON {_kind(value)}, not an object; write each line as {{"text": ...}}')
     problem = _field_problem(value)

@@ -45,11 +45,13 @@ def plan_update(
     layout: HomeLayout,
     downstream_tables: Sequence[str],
     chunking: str,
+    state: IndexState | None = None,
 ) -> UpdatePlan:
     """``scanned`` and ``indexed`` map document ids to content hashes; ``chunking`` is the current
-    `chunking_key` (a document with no record of its own was chunked before they were kept: as now)."""
+    `chunking_key` (a document with no record of its own was chunked before they were kept: as now);
+    ``state`` the home's index state (default: opened for writing)."""
     live = set(live_partitions)
-    state = IndexState(layout.index_state)
+    state = state or IndexState(layout.index_state)
     # Content that failed to parse fails again: it waits for a change (or `index --refresh`).
     unparsable = {k for k, h in state.parse_failed_hashes().items() if scanned.get(k) == h}
     chunked = state.chunked_with()

@@ -88,12 +88,13 @@ def build_reports(
     for row in rows:
         if row["content_hash"] in generated:
             report, generator = generated[row["content_hash"]]
-            out.append(_report_row(row, report, generator))
+            made = _report_row(row, report, generator)
         else:
             reused = reusable[row["content_hash"]]
             # Reports written before token_count was a column are counted on reuse.
             tokens = reused.get("token_count") or count_tokens(reused["full_content"])
-            out.append({**reused, **_placement(row), "token_count": tokens})
+            made = {**reused, **_placement(row), "token_count": tokens}
+        out.append({**made, "id": report_id(row["id"], made["full_content"])})
     build.table = pa.Table.from_pylist(out, schema=COMMUNITY_REPORTS_SCHEMA)
     return build
 
@@ -117,10 +118,16 @@ def _placement(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def report_id(community_id: str, content: str) -> str:
+    """Unique and stable: the community's id (its level and members) with the report's text.
+    GraphRAG's SHA-512 of the text alone repeated when two communities had one report, e.g. a
+    parent whose single child holds all its members (a 65-document build had duplicates)."""
+    return hashlib.sha512(f"{community_id}\n{content}".encode()).hexdigest()
+
+
 def _report_row(row: Mapping[str, Any], report: Report, generator: str) -> dict[str, Any]:
     content = report.markdown()
     return {
-        "id": hashlib.sha512(content.encode("utf-8")).hexdigest(),  # GraphRAG: SHA-512 of full_content
         "title": report.title,
         "summary": report.summary,
         "full_content": content,

@@ -12,6 +12,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ _BUSY_TIMEOUT_SECONDS = 60.0  # another process writing: wait for its lock rathe
 
 def _setup(db: sqlite3.Connection) -> None:
     set_journal_mode(db)  # WAL, but not on a network filesystem
+    # A deleted response (a removed document's) is zeroed, not left in free pages.
+    db.execute("pragma secure_delete=on")
     db.execute(_SCHEMA)
     db.commit()
 
@@ -74,6 +77,37 @@ class LLMCache:
         rows = [(key, json.dumps(response, ensure_ascii=False)) for key, response in items.items()]
         with self._lock, self._db:
             self._db.executemany("insert or replace into responses values (?, ?)", rows)
+
+    def keep_only(self, keys: Iterable[str]) -> int:
+        """Drop every response whose key is not in ``keys``; the number dropped. A cache of text
+        derived from documents keeps nothing of a removed one (relationship keywords)."""
+        with self._lock:
+            with self._db:
+                self._db.execute("create temp table if not exists kept (key text primary key)")
+                self._db.execute("delete from kept")
+                self._db.executemany("insert or ignore into kept values (?)", ((k,) for k in keys))
+                dropped = self._db.execute(
+                    "delete from responses where key not in (select key from kept)"
+                ).rowcount
+                self._db.execute("delete from kept")
+            self._erase_journal(dropped)
+        return dropped
+
+    def forget(self, keys: Iterable[str]) -> int:
+        """Drop the responses of ``keys`` (a removed document's); the number dropped."""
+        with self._lock:
+            with self._db:
+                dropped = sum(
+                    self._db.execute("delete from responses where key = ?", (key,)).rowcount for key in keys
+                )
+            self._erase_journal(dropped)
+        return dropped
+
+    def _erase_journal(self, dropped: int) -> None:
+        """The WAL still holds the pages as they were before the delete: checkpoint and empty it
+        (best effort: a reader of another process may keep it a while)."""
+        if dropped:
+            self._db.execute("pragma wal_checkpoint(TRUNCATE)")
 
     def delete(self, key: str) -> None:
         """Drop one response: the caller found it unusable, so the next run asks again."""

@@ -18,7 +18,7 @@ import voyageai
 import voyageai.error as voyage_errors
 from voyageai.local.helpers import is_local_model
 
-from graphunified_query.core.plugins import VOYAGE_URL_VARIABLE
+from graphunified_query.core.plugins import voyage_base_url
 from graphunified_query.core.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
 from graphunified_query.core.settings.embedding import EmbeddingSettings
 
@@ -119,7 +119,7 @@ def build(settings: EmbeddingSettings, *, environ: Mapping[str, str], key: str) 
     return VoyageEmbedder(
         key,
         model=settings.voyage_model,
-        base_url=settings.voyage_base_url or environ.get(VOYAGE_URL_VARIABLE) or None,
+        base_url=voyage_base_url(settings.voyage_base_url, environ),
         batch_size=settings.batch_size,
         max_retries=settings.max_retries,
         timeout=settings.timeout_seconds,

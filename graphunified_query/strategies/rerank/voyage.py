@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import voyageai
 from voyageai.object.reranking import RerankingObject
 
-from graphunified_query.core.plugins import VOYAGE_URL_VARIABLE
+from graphunified_query.core.plugins import voyage_base_url
 from graphunified_query.core.providers.voyage_embedder import RetryPolicy, _masker, call_with_retries
 from graphunified_query.strategies.base import RetrieverContext
 from graphunified_query.strategies.rerank.rerank import RerankError, RerankOutcome
@@ -73,7 +73,7 @@ def build(context: RetrieverContext, *, environ: Mapping[str, str], key: str) ->
     embedding = context.settings.embedding
     return VoyageReranker(
         key,
-        base_url=embedding.voyage_base_url or environ.get(VOYAGE_URL_VARIABLE) or None,
+        base_url=voyage_base_url(embedding.voyage_base_url, environ),
         max_retries=embedding.max_retries,
         timeout=embedding.timeout_seconds,
     )
