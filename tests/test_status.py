@@ -12,7 +12,9 @@ import pytest
 
 from graphunified_assets.cli.main import main
 from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_query.core.artifacts import BM25_FOLDER
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.publication import current
 
 
 def _status(home: Path, input_dir: Path, capsys: pytest.CaptureFixture[str]) -> str:
@@ -66,3 +68,16 @@ def test_a_changed_chunking_size_re_chunks_on_the_next_index(
     assert chunks() > before  # smaller chunks, more of them
     out = _status(home, input_dir, capsys)
     assert "0 new, 0 changed, 0 incomplete, 0 removed, 3 unchanged; nothing to refresh" in out
+
+
+def test_status_finds_what_ask_would_fail_on(
+    input_dir: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`status` counted documents searchable when the published generation lacked a file `ask`
+    loads (a damaged publish, or a first refresh killed before its indexes were written)."""
+    assert main(["index", "--input", str(input_dir), "--home", str(home)]) == 0
+    bm25 = current(HomeLayout.at(home), rebuild_hint="").index_path(BM25_FOLDER)
+    shutil.rmtree(bm25)  # what readers load: the published generation's hard links
+    out = _status(home, input_dir, capsys)
+    assert "0 documents searchable, 3 parsed but not searchable" in out
+    assert "a damaged index" in out and "bm25" in out

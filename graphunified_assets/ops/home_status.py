@@ -26,6 +26,7 @@ from graphunified_query.core.settings.model import load_settings
 from graphunified_query.core.stores.errors import storage_problem
 from graphunified_query.core.stores.parquet import StoreError
 from graphunified_query.core.stores.publication import current
+from graphunified_query.core.stores.published_check import published_damage
 
 DOWNSTREAM_TABLES = (CHUNKS, CHUNK_EMBEDDINGS, EXTRACTIONS)  # as the sensor's, without importing Dagster
 
@@ -165,6 +166,10 @@ def _published(layout: HomeLayout) -> tuple[str, set[str]]:
         documents = set(table.to_arrow().column("document_id").to_pylist())
     except Exception as error:  # lance raises several types for damaged files; `index` repairs them
         return f"a damaged index ({type(error).__name__}: {error}); `index` repairs it", set()
+    # What `ask` would fail on (a damaged file, a first refresh killed before its indexes were
+    # written): then nothing is searchable, whatever the chunk vectors hold.
+    if (damage := published_damage(layout)) is not None:
+        return f"a damaged index ({damage}); `index` repairs it", set()
     if generation.root is None:
         return "the live files (nothing published yet)", documents
     try:
