@@ -91,6 +91,10 @@ def embed(texts: list[str]) -> np.ndarray:
 
 
 def digest(table: pa.Table) -> str:
+    """The table's cells, but `indexed_at` (added after the digests; the asset stamps it on write)."""
+    if "indexed_at" in table.column_names:
+        assert table.column("indexed_at").null_count == table.num_rows
+        table = table.drop_columns(["indexed_at"])
     return hashlib.sha256(json.dumps(table.to_pylist(), sort_keys=True).encode()).hexdigest()
 
 

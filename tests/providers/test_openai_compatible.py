@@ -361,7 +361,7 @@ def test_index_and_ask_end_to_end(home: Path, input_dir: Path) -> None:
         (home / "settings.yaml").write_text(
             f"embedding: {{provider: voyage, voyage_base_url: '{voyage.base_url}'}}\n"
             f"llm: {{provider: openai_compatible, openai_base_url: '{server.base_url}', model: 'qwen2.5:7b', "
-            "max_gleanings: 1}\n"
+            "max_gleanings: 1, summarize_above_tokens: 0}\n"  # every report by the model
         )
         resource = GraphUnifiedResource(home=str(home), input_dir=str(input_dir), voyage_api_key="test-key")
         index(resource, echo=lambda _: None)

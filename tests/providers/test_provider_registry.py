@@ -64,7 +64,8 @@ def test_toy_provider_indexes_and_answers(toy: None, home: Path, input_dir: Path
     from graphunified_assets.ops.indexing import index
     from graphunified_query.engine.query_engine import QueryEngine
 
-    (home / "settings.yaml").write_text("llm: {provider: toy, model: toy-1, max_gleanings: 0}\n")
+    llm = "{provider: toy, model: toy-1, max_gleanings: 0, summarize_above_tokens: 0}"  # every report by it
+    (home / "settings.yaml").write_text(f"llm: {llm}\n")
     resource = GraphUnifiedResource(home=str(home), input_dir=str(input_dir))
     index(resource, echo=lambda _: None)
     tools = {r["tool_choice"]["name"] for r in toy_provider.SENT if r.get("tool_choice")}
