@@ -81,3 +81,18 @@ def test_status_finds_what_ask_would_fail_on(
     out = _status(home, input_dir, capsys)
     assert "0 documents searchable, 3 parsed but not searchable" in out
     assert "a damaged index" in out and "bm25" in out
+
+
+def test_status_after_a_first_refresh_killed_before_its_indexes(
+    input_dir: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The documents' chunk vectors exist but nothing was published and the strategy indexes were
+    never written (a first refresh killed): `ask` fails, so nothing is searchable."""
+    assert main(["index", "--input", str(input_dir), "--home", str(home)]) == 0
+    layout = HomeLayout.at(home)
+    shutil.rmtree(layout.published)
+    shutil.rmtree(layout.index_path(BM25_FOLDER))
+    layout.refresh_pending.touch()
+    out = _status(home, input_dir, capsys)
+    assert "0 documents searchable, 3 parsed but not searchable" in out
+    assert "a damaged index" in out and "bm25" in out
