@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from graphunified_assets.lib.ingest.markdown_sections import outline
+from graphunified_assets.lib.ingest.markdown_sections import MAX_NAME, outline
 from graphunified_assets.lib.ingest.readers import read_documents
 from graphunified_assets.lib.ingest.sources import scan_input
 
@@ -38,3 +38,11 @@ def test_a_2mb_heading_line_is_read_as_a_document(tmp_path: Path) -> None:
     parsed, problems = read_documents(scan_input(tmp_path).documents.values(), tmp_path)
     assert time.perf_counter() - started < 2.0
     assert not problems and parsed[0].title.startswith("word word")
+
+
+@pytest.mark.parametrize("name", sorted(LINES))
+def test_titles_and_heading_paths_are_bounded(name: str) -> None:
+    """Each chunk carries its section's heading path: a 2 MB heading made every chunk 2 MB."""
+    parsed = outline(LINES[name])
+    assert parsed.title is None or len(parsed.title) <= MAX_NAME
+    assert all(len(heading) <= MAX_NAME for path, _, _ in parsed.sections for heading in path)

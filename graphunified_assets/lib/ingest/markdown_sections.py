@@ -14,6 +14,9 @@ _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)$")
 _FRONT_MATTER_FENCE = re.compile(r"---[ \t]*$")
 _FRONT_MATTER_END = re.compile(r"(?:---|\.\.\.)[ \t]*$")
 _TITLE_FIELD = re.compile(r"title[ \t]*:")
+# A title or heading name is cut to this many characters: every chunk of a section carries its
+# heading path, so a 2 MB heading line made each chunk 2 MB (a build peaked at about 7 GB).
+MAX_NAME = 300
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,12 @@ def outline(text: str) -> MarkdownOutline:
     front_end, front_title = _front_matter(lines)
     headings = list(_headings(lines[front_end:]))
     h1 = next((heading for level, heading, _ in headings if level == 1), None)
-    return MarkdownOutline(h1 or front_title, _sections(headings, len(text)))
+    title = h1 or front_title
+    return MarkdownOutline(_name(title) if title else title, _sections(headings, len(text)))
+
+
+def _name(text: str) -> str:
+    return text if len(text) <= MAX_NAME else text[: MAX_NAME - 1].rstrip() + "…"
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
@@ -111,7 +119,7 @@ def _sections(
     for index, (level, content, start) in enumerate(headings):
         while stack and stack[-1][0] >= level:
             stack.pop()
-        stack.append((level, content))
+        stack.append((level, _name(content)))
         end = starts[index + 1] if index + 1 < len(starts) else length
         sections.append((tuple(name for _, name in stack), start, end))
     return tuple(sections)
