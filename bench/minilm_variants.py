@@ -88,6 +88,10 @@ def main() -> None:
     result["speed_ratio"] = round(
         result["speed"]["optimized"]["texts_per_s"] / result["speed"]["shipped"]["texts_per_s"], 3
     )
+    # CPU seconds: what a shared machine's load changes least.
+    result["cpu_ratio"] = round(
+        result["speed"]["shipped"]["cpu_seconds"] / result["speed"]["optimized"]["cpu_seconds"], 3
+    )
     result["load_after"] = os.getloadavg()
     print(json.dumps(result, indent=2))
 
