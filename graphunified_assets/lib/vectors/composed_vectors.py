@@ -31,15 +31,16 @@ weight 1, 0.940 at 2, nearest own 100 % at both). On the dev sets exponent 1 for
 graphrag_local 6 points of Recall@5 on 2WikiMultihopQA, whose questions name their entities;
 exponent 0.5 for reports cost global search 2.5 points on MuSiQue.
 
-Which tables are composed is `embedding.composed_vectors` (`EmbeddingSettings.composed`): by
-default every one of them with the local model, whose vectors these constants were measured on, and
-none with a provider. Offline every long text of the graph is made of corpus sentences, so with
-composition each distinct sentence reaches the model once (`graph_elements` embeds description
-sentences to rank them; the cache serves them to every later step): docs/build-throughput.md has
-the model tokens per corpus token and the dev sets' Recall@5 with and without it. An entity's name
-weighs ``NAME_WEIGHT`` = 2 times its length weight: with 1, on the three dev sets, `expanded`
-(seeded from entity vectors by the question's names) had lost 1.25-3.3 points of Recall@5; at 2 a
-name finds its entity in the top 5 for 95.8 % of entities (whole texts: 91.0 %, sweep above).
+Which tables are composed is `embedding.composed_vectors` (`EmbeddingSettings.composed`). Offline
+every long text of the graph is made of corpus sentences, so composed, each distinct sentence
+reaches the model once and the embedding cache serves it to every later text and update. With the
+local model relationships, report texts and report points are composed by default; entities are
+not: on HotpotQA, composed entities cost lightrag 2-5.5 and hipporag 2.5-3.5 points of Recall@5
+at every weighting tried (exponent 0.5 with name weight 1 / 2 / 4, exponent 1 with 1), while
+graphrag_local, which ranks the entities themselves, gained up to 2. The entity ranking alone
+does not explain it (the supporting passages reached through the top 5 and top 20 entities were as
+many or more); how those two mix entity scores with their other seeds is the open lead. With a
+provider every table is embedded whole. docs/build-throughput.md has the figures.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from graphunified_query.core.indexes.report_points import report_points
 
 ENTITY_EXPONENT = 0.5  # an entity's piece weighs the square root of its length (sweep above)
 REPORT_EXPONENT = 1.0  # a report's or point's piece weighs its length, as mean pooling does
-NAME_WEIGHT = 2.0  # an entity's name, times its length weight (module docstring)
+NAME_WEIGHT = 1.0  # an entity's name, times its length weight (module docstring)
 
 Pieces = Sequence[tuple[str, float]]  # (text, weight multiplier) per piece of one row
 
