@@ -90,3 +90,33 @@ def test_adding_and_removing_a_document_writes_slices_equal_to_a_full_rewrite(
     assert {name: len(rows) for name, rows in removed.items()} == {n: len(r) for n, r in built.items()}
     assert not any("Observatory" in str(row) for rows in removed.values() for row in rows)
     assert removed == _rewritten(home, resource)
+
+
+def test_choosing_composed_vectors_recomputes_those_tables_and_updates_compose_the_same_way(
+    home: Path,
+    input_dir: Path,
+    servers: tuple[FakeAnthropicServer, FakeVoyageServer],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # a tiny corpus: most rows change
+    resource = _resource(home, input_dir)
+    index(resource, echo=lambda _: None)  # a provider: every table embedded whole
+    whole = _tables(home)
+    settings = home / "settings.yaml"
+    chosen = "embedding:\n  composed_vectors: [relationships, reports, report_points]\n"
+    settings.write_text(settings.read_text().replace("embedding:\n", chosen, 1))
+    index(resource, echo=lambda _: None, refresh=True)
+    composed = _tables(home)
+    computed = _computed()
+    rows = {name: len(found) for name, found in composed.items()}
+    # The reports' texts did not change, their vectors did: every one recomputed, none reused.
+    assert computed["reports_computed"] == rows["report_vectors"] > 0
+    assert computed["relationship_vectors_computed"] == rows["relationship_vectors"] > 0
+    # (A one-sentence relationship description composes to its own vector: those may not move.)
+    for name in ("report_vectors", REPORT_POINT_VECTORS):
+        assert composed[name] != whole[name]
+    assert composed["entity_vectors"] == whole["entity_vectors"]
+    # An update composes as a full rewrite does.
+    (input_dir / "observatory.md").write_text(ADDED)
+    index(resource, echo=lambda _: None)
+    assert _tables(home) == _rewritten(home, resource)
