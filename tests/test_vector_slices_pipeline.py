@@ -10,6 +10,7 @@ import dagster as dg
 import lancedb
 import pytest
 
+from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.vectors import lance_slices
 from graphunified_assets.ops.indexing import index
 from graphunified_query.core.artifacts import REPORT_POINT_VECTORS
@@ -48,6 +49,18 @@ def _rewritten(home: Path, resource: object) -> dict[str, list[tuple[object, ...
     return _tables(home)
 
 
+@pytest.fixture
+def built(
+    home: Path,
+    input_dir: Path,
+    servers: tuple[FakeAnthropicServer, FakeVoyageServer],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> GraphUnifiedResource:
+    """The sample home's resource, against the fake servers, for a tiny corpus's slices."""
+    monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # a tiny corpus: most rows change
+    return _resource(home, input_dir)
+
+
 def _computed() -> dict[str, object]:
     """Rows each sliced table computed in the last run (its step's metadata)."""
     found: dict[str, object] = {}
@@ -60,13 +73,9 @@ def _computed() -> dict[str, object]:
 
 
 def test_adding_and_removing_a_document_writes_slices_equal_to_a_full_rewrite(
-    home: Path,
-    input_dir: Path,
-    servers: tuple[FakeAnthropicServer, FakeVoyageServer],  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
+    home: Path, input_dir: Path, built: GraphUnifiedResource
 ) -> None:
-    monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # a tiny corpus: most rows change
-    resource = _resource(home, input_dir)
+    resource = built
     index(resource, echo=lambda _: None)
     built = _tables(home)
     before = _versions(home)
@@ -93,13 +102,9 @@ def test_adding_and_removing_a_document_writes_slices_equal_to_a_full_rewrite(
 
 
 def test_choosing_composed_vectors_recomputes_those_tables_and_updates_compose_the_same_way(
-    home: Path,
-    input_dir: Path,
-    servers: tuple[FakeAnthropicServer, FakeVoyageServer],  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
+    home: Path, input_dir: Path, built: GraphUnifiedResource
 ) -> None:
-    monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # a tiny corpus: most rows change
-    resource = _resource(home, input_dir)
+    resource = built
     index(resource, echo=lambda _: None)  # a provider: every table embedded whole
     whole = _tables(home)
     settings = home / "settings.yaml"
