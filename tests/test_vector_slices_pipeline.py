@@ -10,6 +10,7 @@ import dagster as dg
 import lancedb
 import pytest
 
+from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.vectors import lance_slices
 from graphunified_assets.ops.indexing import index
 from graphunified_query.core.artifacts import REPORT_POINT_VECTORS
@@ -48,6 +49,18 @@ def _rewritten(home: Path, resource: object) -> dict[str, list[tuple[object, ...
     return _tables(home)
 
 
+@pytest.fixture
+def built(
+    home: Path,
+    input_dir: Path,
+    servers: tuple[FakeAnthropicServer, FakeVoyageServer],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> GraphUnifiedResource:
+    """The sample home's resource, against the fake servers, for a tiny corpus's slices."""
+    monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # a tiny corpus: most rows change
+    return _resource(home, input_dir)
+
+
 def _computed() -> dict[str, object]:
     """Rows each sliced table computed in the last run (its step's metadata)."""
     found: dict[str, object] = {}
@@ -60,13 +73,9 @@ def _computed() -> dict[str, object]:
 
 
 def test_adding_and_removing_a_document_writes_slices_equal_to_a_full_rewrite(
-    home: Path,
-    input_dir: Path,
-    servers: tuple[FakeAnthropicServer, FakeVoyageServer],  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
+    home: Path, input_dir: Path, built: GraphUnifiedResource
 ) -> None:
-    monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # a tiny corpus: most rows change
-    resource = _resource(home, input_dir)
+    resource = built
     index(resource, echo=lambda _: None)
     built = _tables(home)
     before = _versions(home)
@@ -90,3 +99,29 @@ def test_adding_and_removing_a_document_writes_slices_equal_to_a_full_rewrite(
     assert {name: len(rows) for name, rows in removed.items()} == {n: len(r) for n, r in built.items()}
     assert not any("Observatory" in str(row) for rows in removed.values() for row in rows)
     assert removed == _rewritten(home, resource)
+
+
+def test_choosing_composed_vectors_recomputes_those_tables_and_updates_compose_the_same_way(
+    home: Path, input_dir: Path, built: GraphUnifiedResource
+) -> None:
+    resource = built
+    index(resource, echo=lambda _: None)  # a provider: every table embedded whole
+    whole = _tables(home)
+    settings = home / "settings.yaml"
+    chosen = "embedding:\n  composed_vectors: [relationships, reports, report_points]\n"
+    settings.write_text(settings.read_text().replace("embedding:\n", chosen, 1))
+    index(resource, echo=lambda _: None, refresh=True)
+    composed = _tables(home)
+    computed = _computed()
+    rows = {name: len(found) for name, found in composed.items()}
+    # The reports' texts did not change, their vectors did: every one recomputed, none reused.
+    assert computed["reports_computed"] == rows["report_vectors"] > 0
+    assert computed["relationship_vectors_computed"] == rows["relationship_vectors"] > 0
+    # (A one-sentence relationship description composes to its own vector: those may not move.)
+    for name in ("report_vectors", REPORT_POINT_VECTORS):
+        assert composed[name] != whole[name]
+    assert composed["entity_vectors"] == whole["entity_vectors"]
+    # An update composes as a full rewrite does.
+    (input_dir / "observatory.md").write_text(ADDED)
+    index(resource, echo=lambda _: None)
+    assert _tables(home) == _rewritten(home, resource)

@@ -24,6 +24,7 @@ from graphunified_query.core.home_input import InputChoice, choose_input
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.plugins import VOYAGE_KEY
 from graphunified_query.core.providers import CachedEmbedder, EmbeddingCache, make_embedder
+from graphunified_query.core.providers.embedding import resolved_provider
 from graphunified_query.core.providers.registry import ANTHROPIC_KEY, provider_name
 from graphunified_query.core.settings.model import Settings, load_settings
 
@@ -89,6 +90,11 @@ class GraphUnifiedResource(dg.ConfigurableResource):
             provider = make_embedder(self.settings.embedding, self.environ())
             self._embedder = CachedEmbedder(provider, EmbeddingCache(self.layout.embedding_cache))
         return self._embedder
+
+    def composed_vectors(self) -> frozenset[str]:
+        """The tables whose vectors are composed from their sentences' (`embedding.composed_vectors`)."""
+        local = resolved_provider(self.settings.embedding, self.environ()) == "local"
+        return self.settings.embedding.composed(local)
 
     def environ(self) -> dict[str, str]:
         """The environment every provider of a run sees: the process's (endpoints such as

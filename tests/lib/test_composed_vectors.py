@@ -3,20 +3,31 @@ each vector is the length-weighted mean the rule says, close to its full text's 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from graphunified_assets.defs.assets.graph_vectors import _slices, _Vectorizer
 from graphunified_assets.defs.assets.strategy_indexes import report_text
+from graphunified_assets.lib.graph.description_summary import sentences
 from graphunified_assets.lib.vectors.composed_vectors import (
+    NAME_WEIGHT,
+    ReportEmbedding,
     entity_vectors,
     point_pieces,
-    report_and_point_vectors,
     report_pieces,
 )
-from graphunified_query.core.artifacts import ENTITIES
+from graphunified_assets.lib.vectors.relationship_vectors import PAIR_WEIGHT
+from graphunified_query.core.artifacts import ENTITIES, RELATIONSHIPS
 from graphunified_query.core.indexes.report_points import report_points
+from graphunified_query.core.providers import CachedEmbedder, EmbeddingCache
+from graphunified_query.core.providers.embedding import resolved_provider
+from graphunified_query.core.providers.embedding_usage import METER
 from graphunified_query.core.providers.local_embedder import LocalMiniLMEmbedder
+from graphunified_query.core.settings.embedding import LOCAL_COMPOSED, EmbeddingSettings
 from tests.fakes.recording_embedder import RecordingEmbedder
 
 CURTIZ = "Michael Curtiz was a Hungarian-American film director. He directed Casablanca in 1942."
@@ -45,7 +56,7 @@ def _unit(vector: np.ndarray) -> np.ndarray:
 def test_graph_vectors_embeds_entities_as_their_names_and_sentences_only() -> None:
     recording = RecordingEmbedder(LocalMiniLMEmbedder())
     table = pa.Table.from_pylist(ENTITY_ROWS)
-    vectorizer = _Vectorizer(recording, keyword_weight=0.0, composed_entities=True)  # type: ignore[arg-type]
+    vectorizer = _Vectorizer(recording, keyword_weight=0.0, composed=frozenset({ENTITIES}))  # type: ignore[arg-type]
     [(batch, vectors)] = list(_slices(table, ENTITIES, vectorizer))
     sentences = {"Michael Curtiz was a Hungarian-American film director.", "He directed Casablanca in 1942."}
     sentences.add(ENTITY_ROWS[1]["description"])
@@ -58,7 +69,7 @@ def test_graph_vectors_embeds_entities_as_their_names_and_sentences_only() -> No
 def test_entities_are_embedded_whole_unless_composition_is_chosen() -> None:
     recording = RecordingEmbedder(LocalMiniLMEmbedder())
     table = pa.Table.from_pylist(ENTITY_ROWS)
-    list(_slices(table, ENTITIES, _Vectorizer(recording, keyword_weight=0.0, composed_entities=False)))  # type: ignore[arg-type]
+    list(_slices(table, ENTITIES, _Vectorizer(recording, keyword_weight=0.0, composed=frozenset())))  # type: ignore[arg-type]
     assert set(recording.texts) == {f"{row['title']}: {row['description']}" for row in ENTITY_ROWS}
 
 
@@ -67,9 +78,10 @@ def test_a_one_sentence_description_is_the_weighted_mean_of_name_and_sentence() 
     row = ENTITY_ROWS[1]
     composed = entity_vectors([row], model.embed)[0]
     name, sentence = model.embed([row["title"], row["description"]])
-    # Each piece weighs the square root of its length (ENTITY_EXPONENT).
+    # Each piece weighs the square root of its length (ENTITY_EXPONENT), the name twice that.
     expected = _unit(
-        len(row["title"]) ** 0.5 * _unit(name) + len(row["description"]) ** 0.5 * _unit(sentence)
+        NAME_WEIGHT * len(row["title"]) ** 0.5 * _unit(name)
+        + len(row["description"]) ** 0.5 * _unit(sentence)
     )
     assert np.allclose(composed, expected, atol=1e-5)
 
@@ -95,8 +107,13 @@ def test_report_points_and_text_are_composed_from_headlines_and_sentences() -> N
     pieces = [t for t, _ in report_pieces(REPORT)]
     assert pieces[0] == REPORT["title"] and "Casablanca (PRODUCT)" in pieces
     model = LocalMiniLMEmbedder()
-    texts, composed = report_and_point_vectors([REPORT], model.embed)
-    full = model.embed(report_points(REPORT))
+    stored_points = report_points(REPORT)
+    composition = ReportEmbedding(
+        [REPORT], [report_text(REPORT)], [stored_points], frozenset({"reports", "report_points"})
+    )
+    texts = composition.reports(model.embed)([report_text(REPORT)])
+    composed = composition.report_points(model.embed)(stored_points)
+    full = model.embed(stored_points)
     assert (composed @ full.T).argmax(axis=1).tolist() == [0, 1, 2]
     assert float(texts[0] @ model.embed([report_text(REPORT)])[0]) > 0.85
     # The report text's vector is the length-weighted mean of its pieces (REPORT_EXPONENT 1).
@@ -109,3 +126,87 @@ def test_report_points_and_text_are_composed_from_headlines_and_sentences() -> N
 def test_an_empty_finding_is_embedded_as_its_stored_text() -> None:
     report = {"summary": "", "findings": [{"summary": "", "explanation": ""}]}
     assert point_pieces(report) == [[(report_points(report)[0], 1.0)]]
+
+
+# A second report sharing CURTIZ's sentences: the composition embeds each distinct sentence once.
+REPORT_B = {
+    "title": "Casablanca",
+    "summary": "Casablanca is a 1942 American romantic drama film. " + CURTIZ,
+    "findings": [{"summary": "Casablanca (PRODUCT)", "explanation": "He directed Casablanca in 1942."}],
+}
+
+
+@pytest.fixture
+def meter() -> Iterator[str]:
+    """The model's usage counted under a scope of this test's own."""
+    scope = "test_composed_vectors"
+    previous = METER.set_scope(lambda: scope)
+    METER.take(scope)
+    yield scope
+    METER.set_scope(previous)
+    METER.take(scope)
+
+
+def _report_embedding(composed: frozenset[str]) -> ReportEmbedding:
+    reports = [REPORT, REPORT_B]
+    return ReportEmbedding(
+        reports, [report_text(r) for r in reports], [report_points(r) for r in reports], composed
+    )
+
+
+def test_every_distinct_sentence_passes_through_the_model_once(tmp_path: Path, meter: str) -> None:
+    embedder = CachedEmbedder(LocalMiniLMEmbedder(), EmbeddingCache(tmp_path / "cache.sqlite"))
+    composition = _report_embedding(frozenset({"reports", "report_points"}))
+    wanted = composition.wanted()
+    rows = [piece for r in (REPORT, REPORT_B) for piece in [report_pieces(r), *point_pieces(r)]]
+    pieces = {text for row in rows for text, _ in row}
+    assert sorted(wanted) == sorted(pieces) and len(wanted) == len(set(wanted))
+    embedder.embed(wanted)
+    for report in (REPORT, REPORT_B):
+        composition.reports(embedder.embed)([report_text(report)])
+        composition.report_points(embedder.embed)(report_points(report))
+    usage = METER.take(meter)
+    # Counted once: the composition asks the cache for pieces it holds, the model sees none again.
+    assert usage.texts == len(pieces)
+    # An update that adds a report of one new sentence computes that sentence alone.
+    new = {**REPORT_B, "summary": "Ingrid Bergman starred in it. " + CURTIZ}
+    update = ReportEmbedding([new], [report_text(new)], [report_points(new)], frozenset({"reports"}))
+    update.reports(embedder.embed)([report_text(new)])
+    assert METER.take(meter).texts == 1
+
+
+def test_reports_are_embedded_whole_when_composition_is_off() -> None:
+    whole = _report_embedding(frozenset())
+    texts = [report_text(r) for r in (REPORT, REPORT_B)]
+    assert whole.wanted() == [*texts, *dict.fromkeys(p for r in (REPORT, REPORT_B) for p in report_points(r))]
+    recording = RecordingEmbedder(LocalMiniLMEmbedder())
+    whole.reports(recording.embed)(texts)
+    assert recording.batches == [texts]
+
+
+def test_a_relationship_description_is_the_length_weighted_mean_of_its_sentences() -> None:
+    model = RecordingEmbedder(LocalMiniLMEmbedder())
+    row = {"source": "Michael Curtiz", "type": "DIRECTED", "target": "Casablanca", "description": CURTIZ}
+    vectorizer = _Vectorizer(model, keyword_weight=0.0, composed=frozenset({RELATIONSHIPS}))  # type: ignore[arg-type]
+    _, [composed] = vectorizer.vectors([row], RELATIONSHIPS)
+    assert CURTIZ not in model.texts  # only its sentences and the names reached the model
+    first, second = sentences([CURTIZ])
+    a, b, source, target = model.inner.embed([first, second, row["source"], row["target"]])
+    description = _unit(len(first) * _unit(a) + len(second) * _unit(b))
+    expected = _unit(description + PAIR_WEIGHT * _unit(_unit(source) + _unit(target)))
+    assert np.allclose(composed, expected, atol=1e-5)
+    whole = RecordingEmbedder(LocalMiniLMEmbedder())
+    _Vectorizer(whole, keyword_weight=0.0, composed=frozenset()).vectors([row], RELATIONSHIPS)  # type: ignore[arg-type]
+    assert CURTIZ in whole.texts
+
+
+def test_the_local_model_composes_by_default_and_a_provider_embeds_whole_texts() -> None:
+    assert EmbeddingSettings().composed(local=True) == frozenset(LOCAL_COMPOSED)
+    assert EmbeddingSettings().composed(local=False) == frozenset()
+    assert EmbeddingSettings(composed_vectors=()).composed(local=True) == frozenset()
+    chosen = EmbeddingSettings(composed_vectors=("reports",))
+    assert chosen.composed(local=False) == frozenset({"reports"})
+    assert resolved_provider(EmbeddingSettings(), {"VOYAGE_API_KEY": "k"}) == "voyage"
+    assert resolved_provider(EmbeddingSettings(), {}) == "local"
+    with pytest.raises(ValueError, match="composed_vectors"):
+        EmbeddingSettings(composed_vectors=("chunks",))

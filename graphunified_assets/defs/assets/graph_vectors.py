@@ -25,7 +25,13 @@ import pyarrow as pa
 from graphunified_assets.defs.observability import Metadata, stage_timing
 from graphunified_assets.defs.partitions import after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
-from graphunified_assets.lib.vectors.composed_vectors import ENTITY_EXPONENT, entity_pieces, entity_vectors
+from graphunified_assets.lib.vectors.composed_vectors import (
+    ENTITY_EXPONENT,
+    NAME_WEIGHT,
+    description_vectors,
+    entity_pieces,
+    entity_vectors,
+)
 from graphunified_assets.lib.vectors.distinct_embedding import embed_rows
 from graphunified_assets.lib.vectors.graph_vector_texts import ROW_TEXTS, column_texts
 from graphunified_assets.lib.vectors.lance_slices import (
@@ -75,15 +81,17 @@ def graph_vectors(
     db = lancedb.connect(str(graphunified.layout.lancedb))
     metadata: Metadata = {"model": embedder.model_name}
     calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
-    composed_entities = graphunified.settings.graph.composed_entity_vectors
-    vectorizer = _Vectorizer(embedder, keyword_weight=keyword_weight, composed_entities=composed_entities)
+    composed = graphunified.composed_vectors() & {ENTITIES, RELATIONSHIPS}
+    vectorizer = _Vectorizer(embedder, keyword_weight=keyword_weight, composed=composed)
     layout = graphunified.layout
     # Same composition settings as the stored vectors: only changed rows are computed. Whatever
     # else decides how rows become vectors belongs here too (a change rewrites every table).
     composition = {
         "keyword_weight": keyword_weight,
         "pair_weight": PAIR_WEIGHT,
-        "entity_exponent": ENTITY_EXPONENT if composed_entities else None,  # None: embedded whole
+        "composed": sorted(composed),  # tables composed from their sentences, the others whole
+        "entity_exponent": ENTITY_EXPONENT,
+        "name_weight": NAME_WEIGHT,
     }
     previous = read_manifest(layout.index_path(GRAPH_VECTORS_MANIFEST)) or {}
     same_settings = previous.get("model") == embedder.model_name and all(
@@ -137,11 +145,11 @@ class _Vectorizer:
     """How this run turns rows into vectors: the embedder (counting the texts asked for), its model
     and the composition settings the manifest records."""
 
-    def __init__(self, embedder: CachedEmbedder, *, keyword_weight: float, composed_entities: bool) -> None:
+    def __init__(self, embedder: CachedEmbedder, *, keyword_weight: float, composed: frozenset[str]) -> None:
         self.embedder = embedder
         self.model = embedder.model_name
         self.keyword_weight = keyword_weight  # > 0: relationships' LightRAG keywords join their vectors
-        self.composed_entities = composed_entities  # `graph.composed_entity_vectors`
+        self.composed = composed  # tables composed from their sentences (`embedding.composed_vectors`)
         self.requested = 0
         self.distinct = 0
 
@@ -159,8 +167,11 @@ class _Vectorizer:
         if source == RELATIONSHIPS:
             texts = [relationship_text(row, keywords=self.keyword_weight > 0) for row in rows]
             self.requested += 3 * len(rows)  # description, source name, target name
-            vectors = relationship_vectors(rows, self.embed, keyword_weight=self.keyword_weight)
-        elif source == ENTITIES and self.composed_entities:  # from the name and its sentences
+            describe = (lambda t: description_vectors(t, self.embed)) if source in self.composed else None
+            vectors = relationship_vectors(
+                rows, self.embed, keyword_weight=self.keyword_weight, describe=describe
+            )
+        elif source in self.composed:  # entities, from the name and its sentences
             texts = [ROW_TEXTS[source](row) for row in rows]
             self.requested += sum(len(entity_pieces(row)) for row in rows)
             vectors = entity_vectors(rows, self.embed)

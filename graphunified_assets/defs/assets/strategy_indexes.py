@@ -17,6 +17,7 @@ from graphunified_assets.defs.observability import stage_timing
 from graphunified_assets.defs.partitions import after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.reports.report_slices import points_change, report_change
+from graphunified_assets.lib.vectors.composed_vectors import ReportEmbedding
 from graphunified_assets.lib.vectors.distinct_embedding import Embed, embed_rows
 from graphunified_assets.lib.vectors.lance_slices import (
     SliceChange,
@@ -36,7 +37,7 @@ from graphunified_query.core.artifacts import (
     REPORT_VECTORS,
 )
 from graphunified_query.core.indexes.bm25 import BM25Index
-from graphunified_query.core.indexes.manifest import file_fingerprint, write_manifest
+from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
 from graphunified_query.core.indexes.report_points import report_points
 from graphunified_query.core.providers import CachedEmbedder
@@ -149,14 +150,18 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     texts = [report_text(row) for row in rows]
     points = [report_points(row) for row in rows]
     db = lancedb.connect(str(layout.lancedb))
+    composed = sorted(graphunified.composed_vectors() & {"reports", "report_points"})
+    vectors = ReportEmbedding(rows, texts, points, frozenset(composed))
     # An update writes only the reports that changed; a text stored already keeps its vector
-    # (renumbered communities move rows, not texts).
-    change = report_change(db, REPORT_VECTORS, reports, pa.array(texts, pa.string()), embedder.model_name)
-    points_update = points_change(db, REPORT_POINT_VECTORS, reports, points, embedder.model_name)
+    # (renumbered communities move rows, not texts). Stored vectors composed otherwise are not reused.
+    same = (read_manifest(layout.index_path(REPORT_VECTORS)) or {}).get("composed") == composed
+    model = embedder.model_name
+    change = report_change(db, REPORT_VECTORS, reports, pa.array(texts, pa.string()), model) if same else None
+    points_update = points_change(db, REPORT_POINT_VECTORS, reports, points, model) if same else None
     if change is None and points_update is None:  # a full rewrite: one call, sorted across the step
-        embedder.embed(list(dict.fromkeys([*texts, *(p for found in points for p in found)])))
-    stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name)
-    embed = stored.embedding(embedder.embed)
+        embedder.embed(vectors.wanted())
+    stored = StoredVectors(db, REPORT_VECTORS, model)
+    embed = _reusing(stored, vectors.reports(embedder.embed), same)
     _write_reports(
         db,
         REPORT_VECTORS,
@@ -164,8 +169,8 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
         lambda rows: _report_table(reports.take(rows), [texts[i] for i in rows.to_pylist()], embedder, embed),
         reports.num_rows,
     )
-    stored_points = StoredVectors(db, REPORT_POINT_VECTORS, embedder.model_name)
-    embed_point = stored_points.embedding(embedder.embed)
+    stored_points = StoredVectors(db, REPORT_POINT_VECTORS, model)
+    embed_point = _reusing(stored_points, vectors.report_points(embedder.embed), same)
     _write_reports(
         db,
         REPORT_POINT_VECTORS,
@@ -179,6 +184,7 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
         layout.index_path(REPORT_VECTORS),
         {COMMUNITY_REPORTS: file_fingerprint(layout.table_path(COMMUNITY_REPORTS))},
         model=embedder.model_name,
+        composed=composed,
     )
     return dg.MaterializeResult(
         metadata={
@@ -192,6 +198,11 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
             **stage_timing(),
         }
     )
+
+
+def _reusing(stored: StoredVectors, embed: Embed, same: bool) -> Embed:
+    """``embed`` returning a stored text's vector when the stored vectors were made the same way."""
+    return stored.embedding(embed) if same else embed
 
 
 def _write_reports(

@@ -1,4 +1,4 @@
-"""Entity and report vectors composed from the vectors of their sentences and names.
+"""Entity, relationship and report vectors composed from the vectors of their sentences and names.
 
 all-MiniLM-L6-v2 mean-pools its token vectors, so the embedding of a concatenation lies close to
 the token-count-weighted mean of its parts' embeddings. The long texts the graph indexes embedded
@@ -23,22 +23,24 @@ Report points ("headline: explanation", summaries), exponent 0 / 0.5 / 1: cosine
 0.950, own 100 / 99.8 / 99.3 %. Report texts (title, summary, headlines): 0.791 / 0.855 /
 0.887, own 100 % each.
 For reports exponent 1 has the best cosine, and it is kept there. For entities cosine ties, and
-exponent 1 weighs a name by its few characters while in the full text every token attends to it:
-an entity's own name (as a query, 400 of 4,000 sampled entities, `name_retrieval`) ranks it in the
-top 5 for 91.0 % with the full texts and, name weight 1 / 2 / 4 / 8, exponent 1: 76.2 / 81.0 /
-87.7 / 93.0 %, exponent 0.5: 89.5 / 95.8 / 99.3 / 100 %. Entities take exponent 0.5 with the name
-unweighted: cosine 0.962, nearest own 100 %, and as findable by name as the full text (89.5 vs
-91.0 %). On the dev sets exponent 1 for entities had cost graphrag_local 6 points of Recall@5 on
-2WikiMultihopQA, whose questions name their entities; exponent 0.5 for reports cost global
-search 2.5 points on MuSiQue.
+exponent 1 weighs a name by its few characters while in the full text every token attends to it: an
+entity's own name (as a query, 400 of 4,000 sampled entities, `name_retrieval`) ranks it in the top
+5 for 91.0 % with the full texts and, name weight 1 / 2 / 4 / 8, exponent 1: 76.2 / 81.0 / 87.7 /
+93.0 %, exponent 0.5: 89.5 / 95.8 / 99.3 / 100 %. Entities take exponent 0.5 (cosine 0.962 at name
+weight 1, 0.940 at 2, nearest own 100 % at both). On the dev sets exponent 1 for entities had cost
+graphrag_local 6 points of Recall@5 on 2WikiMultihopQA, whose questions name their entities;
+exponent 0.5 for reports cost global search 2.5 points on MuSiQue.
 
-Entity composition is opt-in (`graph.composed_entity_vectors`): on the three dev sets it cost
-expanded, which seeds from entity vectors, 3.3 / 1.25 / 3.0 points of Recall@5 (MuSiQue / 2Wiki /
-HotpotQA; graphrag_local −0.5 on average, lightrag and hipporag within noise), a price a team
-iterating on a large corpus may pay for 26 → ~2 minutes of model time, not a default. Report and
-point composition is measured here (`bench/composed_vectors.py`) but not wired: report vectors are
-reused by their text across updates (`lib/report_slices.py`), so composing them needs the
-composition in that key first.
+Which tables are composed is `embedding.composed_vectors` (`EmbeddingSettings.composed`). Offline
+every long text of the graph is made of corpus sentences, so composed, each distinct sentence
+reaches the model once and the embedding cache serves it to every later text and update. With the
+local model relationships, report texts and report points are composed by default; entities are
+not: on HotpotQA, composed entities cost lightrag 2-5.5 and hipporag 2.5-3.5 points of Recall@5
+at every weighting tried (exponent 0.5 with name weight 1 / 2 / 4, exponent 1 with 1), while
+graphrag_local, which ranks the entities themselves, gained up to 2. The entity ranking alone
+does not explain it (the supporting passages reached through the top 5 and top 20 entities were as
+many or more); how those two mix entity scores with their other seeds is the open lead. With a
+provider every table is embedded whole. docs/build-throughput.md has the figures.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from graphunified_query.core.indexes.report_points import report_points
 
 ENTITY_EXPONENT = 0.5  # an entity's piece weighs the square root of its length (sweep above)
 REPORT_EXPONENT = 1.0  # a report's or point's piece weighs its length, as mean pooling does
-NAME_WEIGHT = 1.0  # an entity's name, times its length weight
+NAME_WEIGHT = 1.0  # an entity's name, times its length weight (module docstring)
 
 Pieces = Sequence[tuple[str, float]]  # (text, weight multiplier) per piece of one row
 
@@ -65,14 +67,61 @@ def entity_vectors(rows: Sequence[Mapping[str, Any]], embed: Embed) -> np.ndarra
     return composed_vectors([entity_pieces(row) for row in rows], embed, exponent=ENTITY_EXPONENT)
 
 
-def report_and_point_vectors(
-    reports: Sequence[Mapping[str, Any]], embed: Embed
-) -> tuple[np.ndarray, np.ndarray]:
-    """(one vector per report's `report_text`, one per point of every report in `report_points`
-    order), composed from `report_pieces` and `point_pieces`."""
-    texts = composed_vectors([report_pieces(r) for r in reports], embed, exponent=REPORT_EXPONENT)
-    pieces = [point for report in reports for point in point_pieces(report)]
-    return texts, composed_vectors(pieces, embed, exponent=REPORT_EXPONENT)
+def description_vectors(texts: Sequence[str], embed: Embed) -> np.ndarray:
+    """One unit vector per text, composed from its sentences (a one-sentence text is its own
+    vector), weighted by length as mean pooling weighs them: relationship descriptions."""
+    return composed_vectors([_prose(t) or [(t, 1.0)] for t in texts], embed, exponent=REPORT_EXPONENT)
+
+
+class ReportEmbedding:
+    """How report texts (`report_text`) and report points become vectors: each composed from
+    `report_pieces` / `point_pieces` when its table is in ``composed``, else embedded whole. Each
+    is an `Embed` of the stored texts, so a rewrite can still reuse a stored text's vector."""
+
+    def __init__(
+        self,
+        reports: Sequence[Mapping[str, Any]],
+        texts: Sequence[str],
+        points: Sequence[Sequence[str]],
+        composed: frozenset[str],
+    ) -> None:
+        self.text_pieces = (
+            dict(zip(texts, map(report_pieces, reports), strict=True)) if "reports" in composed else None
+        )
+        self.point_pieces: dict[str, Pieces] | None = None
+        if "report_points" in composed:
+            self.point_pieces = {
+                text: pieces
+                for report, found in zip(reports, points, strict=True)
+                for text, pieces in zip(found, point_pieces(report), strict=True)
+            }
+        self.texts, self.points = texts, points
+
+    def wanted(self) -> list[str]:
+        """Every distinct text the model is asked for: whole texts, or the pieces composed."""
+        asked: dict[str, None] = {}
+        for whole, pieces in (
+            (self.texts, self.text_pieces),
+            ([p for f in self.points for p in f], self.point_pieces),
+        ):
+            if pieces is None:
+                asked.update(dict.fromkeys(whole))
+            else:
+                asked.update(dict.fromkeys(text for text_ in whole for text, _ in pieces[text_]))
+        return list(asked)
+
+    def reports(self, embed: Embed) -> Embed:
+        return _composing(self.text_pieces, embed)
+
+    def report_points(self, embed: Embed) -> Embed:
+        return _composing(self.point_pieces, embed)
+
+
+def _composing(pieces: Mapping[str, Pieces] | None, embed: Embed) -> Embed:
+    """``embed`` itself (whole texts), or an `Embed` composing each text from its ``pieces``."""
+    if pieces is None:
+        return embed
+    return lambda texts: composed_vectors([pieces[t] for t in texts], embed, exponent=REPORT_EXPONENT)
 
 
 def composed_vectors(rows: Sequence[Pieces], embed: Embed, *, exponent: float) -> np.ndarray:

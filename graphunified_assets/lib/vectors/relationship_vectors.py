@@ -50,10 +50,12 @@ def relationship_vectors(
     embed: Callable[[list[str]], np.ndarray],
     *,
     keyword_weight: float = 0.0,
+    describe: Callable[[list[str]], np.ndarray] | None = None,
 ) -> np.ndarray:
-    """One unit vector per row; each distinct description, name and keyword list is embedded once."""
+    """One unit vector per row; each distinct description, name and keyword list is embedded once.
+    ``describe`` turns descriptions into vectors (default ``embed``: each whole)."""
     texts = [row["description"] or relationship_text(row) for row in rows]
-    descriptions, by_row = embed_distinct(texts, embed)
+    descriptions, by_row = embed_distinct(texts, describe or embed)
     names, ends = embed_distinct([row[end] for row in rows for end in ("source", "target")], embed)
     names = unit(names)
     pairs = names[ends[0::2]] + names[ends[1::2]]

@@ -48,13 +48,18 @@ def check_same_model(recorded: str, current: str) -> None:
 def make_embedder(settings: EmbeddingSettings, environ: Mapping[str, str] = os.environ) -> Embedder:
     """The configured provider (`embedders.EMBEDDERS`): 'auto' picks Voyage when its key is in
     `environ`, else the local `embedding.models` (fused when several)."""
-    provider = settings.provider
-    if provider == AUTO:
-        provider = "voyage" if EMBEDDERS.key("voyage", environ) else "local"
+    provider = resolved_provider(settings, environ)
     try:
         return EMBEDDERS.create(provider, settings, environ=environ)
     except MissingKey as error:
         raise EmbeddingError(f"{error}, or set embedding.provider to 'local' or 'auto'.") from None
+
+
+def resolved_provider(settings: EmbeddingSettings, environ: Mapping[str, str] = os.environ) -> str:
+    """The embedder `make_embedder` builds: 'auto' is Voyage when its key is in ``environ``."""
+    if settings.provider == AUTO:
+        return "voyage" if EMBEDDERS.key("voyage", environ) else "local"
+    return settings.provider
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:

@@ -5,11 +5,21 @@ this section alone; `settings.Settings` holds it as `embedding`.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator, model_validator
 
 from graphunified_query.core.embedding_models import LOCAL_MODELS, LocalModelName
 from graphunified_query.core.plugins import EmbedderName
 from graphunified_query.core.settings.section import Section
+
+# Tables whose rows are made of corpus sentences (offline) plus short parts of their own, and so
+# can get their vectors composed from their sentences' vectors (`lib/vectors/composed_vectors.py`).
+ComposedTable = Literal["entities", "relationships", "reports", "report_points"]
+# With the local model, the tables composed by default: the ones no strategy lost more than one
+# point of Recall@5 for on any dev set. Entities stay whole: composed, lightrag and hipporag lost
+# 2-5.5 points on HotpotQA at every weighting tried (docs/build-throughput.md).
+LOCAL_COMPOSED: tuple[ComposedTable, ...] = ("relationships", "reports", "report_points")
 
 
 class EmbeddingModelSettings(Section):
@@ -78,6 +88,14 @@ class EmbeddingSettings(Section):
     max_length: int = Field(256, ge=16, le=512, description="Token limit of the local model's input.")
     max_retries: int = Field(5, ge=0, description="Retries of a failed Voyage request (429, 5xx, timeouts).")
     timeout_seconds: float = Field(60.0, gt=0, description="Timeout of one Voyage request.")
+    composed_vectors: tuple[ComposedTable, ...] | None = Field(
+        None,
+        description="Tables whose vectors are composed from the vectors of their sentences (each distinct "
+        "sentence embedded once) and of their names and headlines, instead of embedding each whole text: "
+        "entities, relationships, reports, report_points. None: "
+        + ", ".join(LOCAL_COMPOSED)
+        + " with the local model, none with a provider (whole texts); [] embeds whole texts.",
+    )
 
     @field_validator("models")
     @classmethod
@@ -88,3 +106,10 @@ class EmbeddingSettings(Section):
         if len(set(names)) != len(names):
             raise ValueError(f"embedding.models names a model twice: {names}")
         return models
+
+    def composed(self, local: bool) -> frozenset[str]:
+        """The tables composed from their sentences (`composed_vectors`); ``local``: the resolved
+        provider is the local model."""
+        if self.composed_vectors is not None:
+            return frozenset(self.composed_vectors)
+        return frozenset(LOCAL_COMPOSED if local else ())

@@ -101,12 +101,6 @@ class GraphSettings(Section):
         description="Weight of a relationship's high-level keywords in its vector, as LightRAG embeds them "
         "(0: description and names only; 0.25 lowered lightrag's dev-set Recall@5, see docs/strategies.md).",
     )
-    composed_entity_vectors: bool = Field(
-        False,
-        description="Compose each entity's vector from its name's and its description's sentences' vectors "
-        "(embedded anyway) instead of embedding its whole text: ~26 of the 12.6K build's 118 minutes of "
-        "model time fall to ~2, for a measured 2.5-point loss of expanded's Recall@5 (docs/benchmarks.md).",
-    )
 
 
 class RiskSettings(Section):
