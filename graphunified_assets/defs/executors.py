@@ -107,6 +107,10 @@ class _HomeStamped(dg.Executor):
     def get_step_event_or_retry_event(self, *args: Any, **kwargs: Any) -> Any:
         return self.inner.get_step_event_or_retry_event(*args, **kwargs)
 
+    def __getattr__(self, name: str) -> Any:
+        # The rest is the inner executor's own: dagster-celery's loop reads `app_args()` off it.
+        return getattr(self.inner, name)
+
 
 def _stamping(base: dg.ExecutorDefinition, home: HomeLayout) -> dg.ExecutorDefinition:
     """``base`` with the same name and config, its executors wrapped in `_HomeStamped`."""
