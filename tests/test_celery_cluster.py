@@ -222,15 +222,21 @@ def built(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Built:
     cluster.start_workers([home_a, home_b, home_b])  # worker 0 serves A; 1 and 2 serve B
     building = cluster.index(home_b, inputs_b)
     reference = cluster.index(home_a, inputs_a, executor="in_process")
-    # The first of B's workers handed a step: its step process dies as an OOM kill would end it.
-    victim = wait("a step on a worker of B's", lambda: _first_step(cluster, building), 600, 0.05)
-    pool = str(cluster.workers[victim].pid)
-    children = subprocess.run(["pgrep", "-P", pool], capture_output=True, text=True)
-    assert children.stdout.split(), f"worker {victim} has no pool process"
-    for pid in children.stdout.split():
-        os.kill(int(pid), signal.SIGKILL)
-    killed = _finished(building)
-    status, out = _finished(reference)
+    try:
+        # The first of B's workers handed a step: its step process dies as an OOM kill would end it.
+        victim = wait("a step on a worker of B's", lambda: _first_step(cluster, building), 600, 0.05)
+        pool = str(cluster.workers[victim].pid)
+        children = subprocess.run(["pgrep", "-P", pool], capture_output=True, text=True)
+        assert children.stdout.split(), f"worker {victim} has no pool process"
+        for pid in children.stdout.split():
+            os.kill(int(pid), signal.SIGKILL)
+        killed = _finished(building)
+        status, out = _finished(reference)
+    finally:
+        for process in (building, reference):  # a failed wait leaves no build running
+            if process.poll() is None:
+                process.kill()
+                process.wait()
     assert status == 0, out[-3000:]
     rerun = _finished(cluster.index(home_b, inputs_b))
     assert rerun[0] == 0, f"`index` after the killed build failed:\n{killed[1][-2000:]}\n{rerun[1][-3000:]}"
