@@ -11,8 +11,9 @@ only in a run config the UI never uses), ``k8s`` (one Kubernetes job per step;
 environment of the process that loads the code location (`CELERY_BROKER_URL`, see
 graphunified_assets/ops/worker.py), so CLI, UI, sensor, schedule and automation runs all reach the
 same broker; each home's steps go to that home's own queue (`celery_queue`), which only workers
-started for that home listen on. Run configs (deploy/*/run_config.yaml) may still tune an
-executor; provider limits across runs stay with the instance's pools (`llm`, `models`), which
+started for that home listen on. Every executor first tags a run launched without its home (the
+UI's "Materialize", asset backfills) with the code location's (`stamp_home`). Run configs
+(deploy/*/run_config.yaml) may still tune an executor; provider limits across runs stay with the instance's pools (`llm`, `models`), which
 every executor honours.
 """
 
@@ -109,6 +110,8 @@ class _HomeStamped(dg.Executor):
 
     def __getattr__(self, name: str) -> Any:
         # The rest is the inner executor's own: dagster-celery's loop reads `app_args()` off it.
+        if name == "inner":  # not set yet (a copy being built): no endless recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 
