@@ -13,8 +13,8 @@ graphunified_assets/ops/worker.py), so CLI, UI, sensor, schedule and automation 
 same broker; each home's steps go to that home's own queue (`celery_queue`), which only workers
 started for that home listen on. Every executor first tags a run launched without its home (the
 UI's "Materialize", asset backfills) with the code location's (`stamp_home`). Run configs
-(deploy/*/run_config.yaml) may still tune an executor; provider limits across runs stay with the instance's pools (`llm`, `models`), which
-every executor honours.
+(deploy/*/run_config.yaml) may still tune an executor; provider limits across runs stay with the
+instance's pools (`llm`, `models`), which every executor honours.
 """
 
 from __future__ import annotations
