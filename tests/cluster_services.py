@@ -1,5 +1,5 @@
-"""Real Redis and PostgreSQL servers on 127.0.0.1 for the Celery test: Debian's `redis-server`
-(`make deploy-deps` installs it) and the machine's PostgreSQL (`initdb` into a temporary folder).
+"""Real Redis and PostgreSQL servers on 127.0.0.1 for the Celery test: Debian's `redis-server` and
+`postgresql` (`make deploy-deps` installs both), PostgreSQL's `initdb` into a temporary folder.
 Nothing is faked: the pipeline talks to them over sockets as it would to a cluster's."""
 
 from __future__ import annotations
@@ -12,10 +12,13 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
-PG_BIN = Path("/usr/local/bin")
+# A PostgreSQL built into /usr/local, else Debian's (its binaries are not on PATH), newest first.
+PG_BINS = (Path("/usr/local/bin"), *sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True))
 PG_USER = "dagster"
 PG_PASSWORD = "cluster-test-password"
 
@@ -29,10 +32,21 @@ def free_port() -> int:
 def missing_services() -> str | None:
     """Why the servers cannot start here, or None."""
     if shutil.which("redis-server") is None:
-        return "redis-server is missing: `sudo make deploy-deps` installs Debian's"
-    if not (PG_BIN / "initdb").exists() and shutil.which("initdb") is None:
-        return "PostgreSQL's initdb is missing"
+        return "redis-server is missing: `sudo make deploy-deps` installs Debian's redis-server, postgresql"
+    if _binary("initdb") == "initdb" and shutil.which("initdb") is None:
+        return "PostgreSQL's initdb is missing: `sudo make deploy-deps` installs Debian's postgresql"
     return None
+
+
+@contextmanager
+def started(*servers: AbstractContextManager[Any]) -> Iterator[list[Any]]:
+    """Enter ``servers`` at once (each waits for its port in a thread of its own); their values."""
+    with ExitStack() as stack, ThreadPoolExecutor(len(servers)) as pool:
+        futures = [pool.submit(server.__enter__) for server in servers]
+        for server, future in zip(servers, futures, strict=True):
+            if future.exception() is None:  # (waits) a started server is stopped even if another failed
+                stack.push(server)
+        yield [future.result() for future in futures]
 
 
 def _wait_port(port: int, process: subprocess.Popen[bytes], what: str, timeout: float = 30) -> None:
@@ -80,8 +94,8 @@ def _as_postgres(args: list[str]) -> list[str]:
 
 
 def _binary(name: str) -> str:
-    path = PG_BIN / name
-    return str(path) if path.exists() else (shutil.which(name) or name)
+    found = [folder / name for folder in PG_BINS if (folder / name).exists()]
+    return str(found[0]) if found else (shutil.which(name) or name)
 
 
 @contextmanager

@@ -1,10 +1,14 @@
 """The Celery deployment, run for real: Redis as broker, PostgreSQL as run storage, and
 `graphunified worker` processes on 127.0.0.1, building the sample through them as `index` does.
 
-It checks that the tables and an answer match an in-process build; that a second home on the same
-broker is left untouched by the first home's runs (each home has its own queue, and a step writes
-to its run's home only); and that killing a worker's step process mid-step leaves a run that
-completes or fails cleanly, with a re-run that completes.
+One build serves every check (the servers, the workers and `dagster dev` are shared): home B is
+built by its two workers while one of them has its step process killed mid-step, and home A, the
+in-process reference, is built at the same time with a worker of its own listening on the same
+broker. Then `dagster dev` for B: a file dropped in B's input folder is indexed by the sensor's run
+and the automatic refresh run, both on B's workers, and a run launched as the UI's "Materialize"
+button does carries B's home. A's files and A's worker are untouched by all of B's runs.
+
+Runs by default where Debian's redis-server and PostgreSQL are installed (`make deploy-deps`).
 """
 
 from __future__ import annotations
@@ -18,24 +22,25 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from tests.cluster_services import PG_PASSWORD, missing_services, postgres_server, redis_server
+from graphunified_assets.defs.jobs import INDEX_DOCUMENTS
+from graphunified_assets.ops.run_home import HOME_ID_TAG, HOME_TAG
+from tests.cluster_services import PG_PASSWORD, missing_services, postgres_server, redis_server, started
 from tests.conftest import SAMPLE_DOCS
+from tests.ui.dagster_dev import FINISHED, LOCATION, DagsterDev, dagster_dev, wait
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "Who founded the Hale Mill?"
+NEW_DOCUMENT = "lighthouse.md"
+NEW_TEXT = "# Carrow Lighthouse\n\nThe Carrow Lighthouse was built by Ada Penrose in 1871 on Gull Point.\n"
+NEW_QUESTION = "Who built the Carrow Lighthouse?"
 
-# Opt-in: three builds through real services took 7-19 min on this shared 2-core machine (load
-# 8-21), more than the CI budget allows; `make test-cluster` runs it.
-OPT_IN = "GRAPHUNIFIED_CLUSTER_TESTS"
-pytestmark = [
-    pytest.mark.skipif(not os.environ.get(OPT_IN), reason=f"set {OPT_IN}=1 (make test-cluster) to run it"),
-    pytest.mark.skipif(missing_services() is not None, reason=missing_services() or ""),
-]
+pytestmark = pytest.mark.skipif(missing_services() is not None, reason=missing_services() or "")
 
 
 @dataclass
@@ -80,41 +85,50 @@ class Cluster:
         (home / "dagster" / "dagster.yaml").write_text(yaml.safe_dump(instance), encoding="utf-8")
         return home
 
-    def start_worker(self, home: Path) -> subprocess.Popen[bytes]:
-        log = (self.root / f"worker-{len(self.workers)}.log").open("wb")
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "graphunified", "worker", "--name", f"w{len(self.workers)}"],
-            env=self.environ(home),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=self.root,
-        )
-        self.workers.append(worker)
-        path = self.root / f"worker-{len(self.workers) - 1}.log"
-        deadline = time.monotonic() + 120
-        while " ready." not in path.read_text(errors="replace"):  # Celery's banner once it consumes
-            if worker.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"worker did not start:\n{path.read_text(errors='replace')[-3000:]}")
-            time.sleep(0.2)
-        return worker
+    def log(self, worker: int) -> str:
+        return (self.root / f"worker-{worker}.log").read_text(errors="replace")
 
-    def index(
-        self, home: Path, input_dir: Path, *, executor: str = "celery"
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+    def start_workers(self, homes: list[Path]) -> None:
+        """One worker per entry of ``homes``, started together; back once all consume."""
+        for home in homes:
+            number = len(self.workers)
+            self.workers.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "graphunified", "worker", "--name", f"w{number}"],
+                    env=self.environ(home),
+                    stdout=(self.root / f"worker-{number}.log").open("wb"),
+                    stderr=subprocess.STDOUT,
+                    cwd=self.root,
+                )
+            )
+        for number, worker in enumerate(self.workers):
+
+            def ready(number: int = number, worker: subprocess.Popen[bytes] = worker) -> bool:
+                if worker.poll() is not None:
+                    raise AssertionError(f"worker {number} exited:\n{self.log(number)[-3000:]}")
+                return " ready." in self.log(number)  # Celery's banner once it consumes
+
+            wait(f"worker {number}", ready, 120, 0.1)
+
+    def index(self, home: Path, input_dir: Path, *, executor: str = "celery") -> subprocess.Popen[str]:
+        return subprocess.Popen(
             [sys.executable, "-m", "graphunified", "index", "--input", str(input_dir), "--home", str(home)],
             env=self.environ(home, executor=executor),
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             text=True,
-            timeout=300,
             cwd=self.root,
         )
+
+    def received(self, *workers: int) -> int:
+        """Steps the ``workers`` were handed so far."""
+        return sum(self.log(w).count(" received") for w in workers)
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     root = tmp_path_factory.mktemp("cluster")
-    with redis_server(root / "redis") as broker, postgres_server() as postgres:
+    with started(redis_server(root / "redis"), postgres_server()) as (broker, postgres):
         cluster = Cluster(broker, postgres, root, [])
         try:
             yield cluster
@@ -130,9 +144,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                     worker.wait()
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("corpus")
+def _copy_sample(folder: Path) -> Path:
     for name, text in SAMPLE_DOCS.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, encoding="utf-8")
@@ -150,96 +162,207 @@ def _snapshot(home: Path) -> dict[str, str]:
 
 def _tables(home: Path) -> dict[str, int]:
     """Rows of every global table, and of every per-document table summed over its documents."""
-    rows = {}
+    rows: dict[str, int] = {}
     for path in (home / "tables").rglob("*.parquet"):
         name = path.parent.name if path.parent != home / "tables" else path.stem
         rows[name] = rows.get(name, 0) + pq.read_metadata(path).num_rows
     return rows
 
 
-def _answer(home: Path) -> str:
-    """The retrieved contexts for QUESTION, without the timing line."""
-    done = subprocess.run(
-        [sys.executable, "-m", "graphunified", "ask", QUESTION, "--home", str(home), "--retrieve-only"],
+def _ask(home: Path, question: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphunified", "ask", question, "--home", str(home), "--retrieve-only"],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=300,
     )
-    assert done.returncode == 0, done.stderr
-    return "\n".join(line for line in done.stdout.splitlines() if " ms" not in line)
 
 
-def _ok(done: subprocess.CompletedProcess[str]) -> None:
-    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+def _contexts(asked: subprocess.Popen[str]) -> str:
+    """The retrieved contexts, without the timing line."""
+    out, err = asked.communicate(timeout=300)
+    assert asked.returncode == 0, err
+    return "\n".join(line for line in out.splitlines() if " ms" not in line)
+
+
+def _finished(process: subprocess.Popen[str], timeout: float = 600) -> tuple[int, str]:
+    out, _ = process.communicate(timeout=timeout)
+    return process.returncode, out
 
 
 @dataclass
 class Built:
     home_a: Path
     home_b: Path
-    reference: Path
-    a_before_b: dict[str, str]
+    inputs_b: Path
+    a_files: dict[str, str]
+    killed: tuple[int, str]  # the build whose step process was killed: exit status, output
+    rerun: tuple[int, str]
+    tables: tuple[dict[str, int], dict[str, int]]  # A's, B's
+    contexts: tuple[str, str]
+
+
+def _first_step(cluster: Cluster, building: subprocess.Popen[str]) -> int | None:
+    """The worker of B's (1 or 2) that was handed a step; an error when A's worker was instead."""
+    assert not cluster.received(0), f"home A's worker took a step of home B's:\n{cluster.log(0)[-3000:]}"
+    assert building.poll() is None, f"`index` ended before any step ran:\n{building.communicate()[0][-3000:]}"
+    return next((worker for worker in (1, 2) if cluster.received(worker)), None)
 
 
 @pytest.fixture(scope="module")
-def built(cluster: Cluster, corpus: Path) -> Built:
-    """Home A built by its worker; then home B, on the same broker, by two workers of its own; and
-    the same corpus in process, as the reference."""
-    home_a = cluster.home("a")
-    cluster.start_worker(home_a)
-    _ok(cluster.index(home_a, corpus))
-    before = _snapshot(home_a)
+def built(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """Home B built by its two workers, one of them losing its step process mid-step (then `index`
+    again, as a user would); home A, the reference, built in process meanwhile."""
+    home_a = cluster.root / "a"
+    home_a.mkdir()
     home_b = cluster.home("b")
-    cluster.start_worker(home_b)
-    cluster.start_worker(home_b)
-    _ok(cluster.index(home_b, corpus))
-    reference = cluster.root / "in-process"
-    _ok(cluster.index(reference, corpus, executor="in_process"))
-    return Built(home_a, home_b, reference, before)
+    inputs_a = _copy_sample(tmp_path_factory.mktemp("input-a"))
+    inputs_b = _copy_sample(tmp_path_factory.mktemp("input-b"))
+    cluster.start_workers([home_a, home_b, home_b])  # worker 0 serves A; 1 and 2 serve B
+    building = cluster.index(home_b, inputs_b)
+    reference = cluster.index(home_a, inputs_a, executor="in_process")
+    try:
+        # The first of B's workers handed a step: its step process dies as an OOM kill would end it.
+        victim = wait("a step on a worker of B's", lambda: _first_step(cluster, building), 600, 0.05)
+        pool = str(cluster.workers[victim].pid)
+        children = subprocess.run(["pgrep", "-P", pool], capture_output=True, text=True)
+        assert children.stdout.split(), f"worker {victim} has no pool process"
+        for pid in children.stdout.split():
+            os.kill(int(pid), signal.SIGKILL)
+        killed = _finished(building)
+        status, out = _finished(reference)
+    finally:
+        for process in (building, reference):  # a failed wait leaves no build running
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert status == 0, out[-3000:]
+    rerun = _finished(cluster.index(home_b, inputs_b))
+    assert rerun[0] == 0, f"`index` after the killed build failed:\n{killed[1][-2000:]}\n{rerun[1][-3000:]}"
+    asked = _ask(home_a, QUESTION), _ask(home_b, QUESTION)
+    contexts = _contexts(asked[0]), _contexts(asked[1])
+    return Built(
+        home_a,
+        home_b,
+        inputs_b,
+        a_files=_snapshot(home_a),  # after its `ask`, which caches query-side snapshots in the home
+        killed=killed,
+        rerun=rerun,
+        tables=(_tables(home_a), _tables(home_b)),
+        contexts=contexts,
+    )
+
+
+def test_a_worker_killed_mid_step_leaves_a_run_that_ends_and_a_rerun_that_completes(built: Built) -> None:
+    status, out = built.killed
+    # The run completed (the step redelivered) or failed with a message, never hung or crashed.
+    assert status in (0, 1), out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    assert built.rerun[0] == 0  # (checked by the fixture, with the output)
 
 
 def test_two_workers_build_the_same_tables_and_answer_as_in_process(cluster: Cluster, built: Built) -> None:
-    for worker in (1, 2):  # B's steps ran on B's workers (two of them: steps spread)
-        assert "succeeded" in (cluster.root / f"worker-{worker}.log").read_text(errors="replace")
-    assert _tables(built.home_b) == _tables(built.reference)
-    assert _answer(built.home_b) == _answer(built.reference)
+    assert cluster.received(1) and cluster.received(2)  # B's steps spread over its two workers
+    assert built.tables[1] == built.tables[0]
+    assert built.contexts[1] == built.contexts[0]
 
 
-def test_a_second_home_on_the_same_broker_is_left_alone(cluster: Cluster, built: Built) -> None:
-    # Not one file of A changed by B's runs, though A's worker listened on the same broker...
-    assert _snapshot(built.home_a) == built.a_before_b
-    # ...and B's steps never reached it: A's worker ran A's steps only.
-    log_a = (cluster.root / "worker-0.log").read_text(errors="replace")
-    assert str(built.home_b) not in log_a
-
-
-def test_a_worker_killed_mid_step_leaves_a_run_that_ends_and_a_rerun_that_completes(
-    cluster: Cluster, built: Built, corpus: Path
-) -> None:
-    worker = cluster.workers[1]
-    log = cluster.root / "worker-1.log"
-    seen = log.read_text(errors="replace").count(" received")
-    refresh = subprocess.Popen(
-        [sys.executable, "-m", "graphunified", "index", "--refresh", "--home", str(built.home_b)],
-        env=cluster.environ(built.home_b),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=cluster.root,
+def _runs(server: DagsterDev, since: float) -> list[dict[str, Any]]:
+    data = server.graphql(
+        "{ runsOrError { ... on Runs { results { runId jobName status creationTime tags { key value } } } } }"
     )
-    deadline = time.monotonic() + 240
-    while log.read_text(errors="replace").count(" received") == seen:  # a step reached worker 1
-        assert refresh.poll() is None and time.monotonic() < deadline, "no step reached worker 1"
-        time.sleep(0.1)
-    children = subprocess.run(["pgrep", "-P", str(worker.pid)], capture_output=True, text=True).stdout.split()
-    assert children, "worker 1 has no pool process"
-    for pid in children:  # its step process dies as an OOM kill would end it
-        os.kill(int(pid), signal.SIGKILL)
-    out, _ = refresh.communicate(timeout=600)
-    # The run completed (the step redelivered) or failed with a message, never hung or crashed.
-    assert refresh.returncode in (0, 1), out[-3000:]
-    assert "Traceback" not in out, out[-3000:]
-    rerun = cluster.index(built.home_b, corpus)
-    _ok(rerun)
-    assert _tables(built.home_b) == _tables(built.reference)
+    runs = [r for r in data["runsOrError"]["results"] if r["creationTime"] >= since]
+    failed = [r for r in runs if r["status"] in FINISHED - {"SUCCESS"}]
+    assert not failed, f"runs {failed} did not succeed; see {server.log}"
+    return runs
+
+
+def _tags(run: dict[str, Any]) -> dict[str, str]:
+    return {t["key"]: t["value"] for t in run["tags"]}
+
+
+@dataclass
+class Dev:
+    server: DagsterDev
+    started: float  # when it started: the runs created since are its own
+    received: int  # steps B's workers had been handed before
+
+
+@pytest.fixture(scope="module")
+def dev(cluster: Cluster, built: Built, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
+    """`dagster dev` for home B, with B's worker environment; a new file is in B's input folder
+    before it starts, so the sensor's first tick finds it."""
+    (built.inputs_b / NEW_DOCUMENT).write_text(NEW_TEXT, encoding="utf-8")
+    log = tmp_path_factory.mktemp("dev") / "dagster-dev.log"
+    environ = cluster.environ(built.home_b)
+    extra = {k: environ[k] for k in ("GRAPHUNIFIED_EXECUTOR", "CELERY_BROKER_URL", "DAGSTER_PG_PASSWORD")}
+    started, received = time.time(), cluster.received(1, 2)
+    with dagster_dev(built.home_b, built.inputs_b, log, extra_env=extra) as server:
+        yield Dev(server, started, received)
+
+
+@pytest.fixture(scope="module")
+def sensor_path(dev: Dev) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sensor's document run and the automatic refresh run after it, both succeeded."""
+
+    def done() -> tuple[dict[str, Any], dict[str, Any]] | None:
+        runs = sorted(_runs(dev.server, dev.started), key=lambda r: r["creationTime"])
+        documents = [r for r in runs if r["jobName"] == INDEX_DOCUMENTS]
+        refresh = [r for r in runs if documents and r["creationTime"] > documents[0]["creationTime"]]
+        if refresh and all(r["status"] == "SUCCESS" for r in runs):
+            return documents[0], refresh[0]
+        return None
+
+    return wait("the sensor's document run and the refresh after it", done, 420, 0.5)
+
+
+def test_a_dropped_file_is_indexed_by_the_sensor_and_refreshed_on_the_workers(
+    cluster: Cluster, built: Built, dev: Dev, sensor_path: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
+    documents, refresh = sensor_path
+    assert _tags(documents)["dagster/sensor_name"] == "new_documents_sensor"
+    assert _tags(refresh)["dagster/sensor_name"] == "global_tables_automation"
+    for run in sensor_path:
+        assert _tags(run)[HOME_TAG] == str(built.home_b), run
+    assert cluster.received(1, 2) > dev.received  # their steps ran on B's workers
+    assert "Ada Penrose" in _contexts(_ask(built.home_b, NEW_QUESTION))
+
+
+def test_a_ui_materialize_run_carries_its_home_to_the_workers(
+    cluster: Cluster, built: Built, dev: Dev, sensor_path: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
+    # What the asset graph's "Materialize" button sends: Dagster's implicit asset job, no home tag.
+    before = cluster.received(1, 2)
+    launched = dev.server.graphql(
+        """mutation($p: ExecutionParams!) { launchRun(executionParams: $p) {
+             __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }""",
+        p={
+            "selector": {
+                **LOCATION,
+                "jobName": "__ASSET_JOB",
+                "assetSelection": [{"path": ["remote_snapshot"]}],
+                "assetCheckSelection": [],
+            },
+            "runConfigData": {},
+            "executionMetadata": {"tags": []},
+        },
+    )["launchRun"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    run_id = launched["run"]["runId"]
+    assert dev.server.wait_for_run(run_id, 240)["status"] == "SUCCESS", dev.server.log
+    (run,) = [r for r in _runs(dev.server, dev.started) if r["runId"] == run_id]
+    tags = _tags(run)
+    assert tags[HOME_TAG] == str(built.home_b)
+    assert tags[HOME_ID_TAG] == (built.home_b / "home.id").read_text(encoding="utf-8").strip()
+    assert cluster.received(1, 2) > before  # its step ran on B's workers
+
+
+def test_a_second_home_on_the_same_broker_is_left_alone(
+    cluster: Cluster, built: Built, sensor_path: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
+    """Last: after all of B's runs (the CLI's, the sensor's, the automation's, the UI's)."""
+    # Not one file of A changed by B's runs, though A's worker listened on the same broker...
+    assert _snapshot(built.home_a) == built.a_files
+    # ...and no step of B's reached it.
+    assert cluster.received(0) == 0, cluster.log(0)[-3000:]

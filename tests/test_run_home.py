@@ -9,6 +9,7 @@ import dagster as dg
 import pytest
 
 from graphunified_assets.defs.build import build_definitions
+from graphunified_assets.defs.executors import executor_from_env
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS
 from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS
 from graphunified_assets.defs.resources import GraphUnifiedResource
@@ -106,3 +107,37 @@ def test_home_ids_are_made_once_and_queues_differ_per_home(tmp_path: Path) -> No
     assert first is not None and home_id(layout) == first and home_id(layout, create=False) == first
     assert celery_queue(tmp_path / "h") == celery_queue(str(tmp_path / "h" / "."))
     assert celery_queue(tmp_path / "h") != celery_queue(tmp_path / "g")
+
+
+@dg.op
+def _step() -> None:
+    """Nothing: the test is about the run's tags, set before any step."""
+
+
+def tiny_job(home: str) -> dg.JobDefinition:
+    """A one-step job with the code location's executor for ``home`` (reconstructable by name)."""
+    return dg.JobDefinition(
+        graph_def=dg.GraphDefinition(name="tiny", node_defs=[_step]),
+        executor_def=executor_from_env({}, home=HomeLayout.at(home)),
+    )
+
+
+def test_a_run_launched_without_its_home_is_tagged_with_the_code_locations_before_its_steps(
+    tmp_path: Path,
+) -> None:
+    # As the UI's Materialize and asset backfills launch runs: no tags but Dagster's own.
+    home = tmp_path / "home"
+    home.mkdir()
+    job = dg.build_reconstructable_job(__name__, tiny_job.__name__, (str(home),))
+    other = HomeLayout.at(tmp_path / "other")
+    with dg.instance_for_test() as instance:
+        with dg.execute_job(job, instance=instance) as untagged:
+            assert untagged.success
+        with dg.execute_job(job, instance=instance, tags={HOME_TAG: str(other.home)}) as tagged:
+            assert tagged.success
+        stamped = instance.get_run_by_id(untagged.run_id)
+        kept = instance.get_run_by_id(tagged.run_id)
+    assert stamped is not None and kept is not None
+    assert stamped.tags[HOME_TAG] == str(home.resolve())
+    assert stamped.tags[HOME_ID_TAG] == home_id(HomeLayout.at(home), create=False)
+    assert kept.tags[HOME_TAG] == str(other.home)  # a launcher's tag is never replaced

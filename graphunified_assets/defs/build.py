@@ -91,7 +91,7 @@ def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:
         sensors=[new_documents_sensor, global_automation(tags)],
         schedules=[refresh_schedule(settings.automation, tags)],
         loggers=run_loggers(settings.logging),
-        executor=executor_from_env(),
+        executor=executor_from_env(home=resource.layout),  # it tags untagged runs with this home
         resources={
             "graphunified": resource,
             "document_tables": DocumentTablesIOManager(home=resource.home),

@@ -11,9 +11,10 @@ only in a run config the UI never uses), ``k8s`` (one Kubernetes job per step;
 environment of the process that loads the code location (`CELERY_BROKER_URL`, see
 graphunified_assets/ops/worker.py), so CLI, UI, sensor, schedule and automation runs all reach the
 same broker; each home's steps go to that home's own queue (`celery_queue`), which only workers
-started for that home listen on. Run configs (deploy/*/run_config.yaml) may still tune an
-executor; provider limits across runs stay with the instance's pools (`llm`, `models`), which
-every executor honours.
+started for that home listen on. Every executor first tags a run launched without its home (the
+UI's "Materialize", asset backfills) with the code location's (`stamp_home`). Run configs
+(deploy/*/run_config.yaml) may still tune an executor; provider limits across runs stay with the
+instance's pools (`llm`, `models`), which every executor honours.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from typing import Any
 
 import dagster as dg
 
-from graphunified_assets.ops.run_home import HOME_TAG, celery_queue
+from graphunified_assets.ops.run_home import HOME_TAG, celery_queue, stamp_home
 from graphunified_assets.ops.worker import BACKEND_ENV, BROKER_ENV, EXECUTOR_ENV, HOME_ENV
+from graphunified_query.core.layout import HomeLayout
 
 CHOICES = ("in_process", "multiprocess", "k8s", "celery")
 DEFAULT = "in_process"
@@ -47,9 +49,22 @@ def _forked_multiprocess() -> dg.ExecutorDefinition:
     )
 
 
-def executor_from_env(environ: Mapping[str, str] | None = None) -> dg.ExecutorDefinition:
-    """The executor named by GRAPHUNIFIED_EXECUTOR; a clear error for unknown or uninstalled ones."""
+def executor_from_env(
+    environ: Mapping[str, str] | None = None, home: HomeLayout | None = None
+) -> dg.ExecutorDefinition:
+    """The executor named by GRAPHUNIFIED_EXECUTOR, tagging each run it executes with ``home`` (the
+    code location's; the environment's by default); a clear error for unknown or uninstalled ones."""
     environ = environ if environ is not None else dict(os.environ)
+    home = home or HomeLayout.at(environ.get(HOME_ENV, "data"))
+    return _stamping(_named_executor(environ, home), home)
+
+
+def runs_in_process(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether GRAPHUNIFIED_EXECUTOR keeps every step in the run's own process."""
+    return (environ if environ is not None else os.environ).get(EXECUTOR_ENV, DEFAULT) == "in_process"
+
+
+def _named_executor(environ: Mapping[str, str], home: HomeLayout) -> dg.ExecutorDefinition:
     name = environ.get(EXECUTOR_ENV, DEFAULT)
     if name == "in_process":
         return dg.in_process_executor
@@ -66,8 +81,53 @@ def executor_from_env(environ: Mapping[str, str] | None = None) -> dg.ExecutorDe
             import dagster_celery  # noqa: F401
         except ImportError:
             raise _missing("celery", "dagster-celery") from None
-        return _celery_per_home(environ)
+        return _celery_per_home(environ, home)
     raise ValueError(f"{EXECUTOR_ENV}={name!r} is not an executor; use one of {', '.join(CHOICES)}.")
+
+
+class _HomeStamped(dg.Executor):
+    """``inner``, after tagging a run launched without its home (the UI's Materialize, a backfill)
+    with the code location's: before any step starts, so steps elsewhere read it from the run."""
+
+    def __init__(self, inner: dg.Executor, home: HomeLayout) -> None:
+        self.inner = inner
+        self.home = home
+
+    def execute(self, plan_context: Any, execution_plan: Any) -> Any:
+        stamp_home(plan_context.instance, plan_context.dagster_run, self.home)
+        return self.inner.execute(plan_context, execution_plan)
+
+    @property
+    def retries(self) -> Any:
+        return self.inner.retries
+
+    @property
+    def step_dependency_config(self) -> Any:
+        return self.inner.step_dependency_config
+
+    def get_step_event_or_retry_event(self, *args: Any, **kwargs: Any) -> Any:
+        return self.inner.get_step_event_or_retry_event(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        # The rest is the inner executor's own: dagster-celery's loop reads `app_args()` off it.
+        if name == "inner":  # not set yet (a copy being built): no endless recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def _stamping(base: dg.ExecutorDefinition, home: HomeLayout) -> dg.ExecutorDefinition:
+    """``base`` with the same name and config, its executors wrapped in `_HomeStamped`."""
+
+    def create(init_context: dg.InitExecutorContext) -> dg.Executor:
+        return _HomeStamped(base.executor_creation_fn(init_context), home)  # type: ignore[misc]
+
+    return dg.ExecutorDefinition(
+        name=base.name,
+        config_schema=base.config_schema.as_field(),  # with its defaults (the broker, forkserver)
+        requirements=base._requirements_fn,
+        executor_creation_fn=create,
+        description=base.description,
+    )
 
 
 def _missing(extra: str, package: str) -> ImportError:
@@ -99,7 +159,7 @@ def celery_config(environ: Mapping[str, str]) -> dict[str, Any]:
     return {"broker": broker, "backend": backend, "config_source": dict(CELERY_SETTINGS)}
 
 
-def _celery_per_home(environ: Mapping[str, str]) -> dg.ExecutorDefinition:
+def _celery_per_home(environ: Mapping[str, str], home: HomeLayout) -> dg.ExecutorDefinition:
     """dagster-celery's executor with the environment's broker as its default config, sending each
     run's steps to the queue of the run's home."""
     from dagster._core.execution.retries import RetryMode
@@ -107,13 +167,11 @@ def _celery_per_home(environ: Mapping[str, str]) -> dg.ExecutorDefinition:
     from dagster_celery.defaults import task_default_queue
     from dagster_celery.executor import CeleryExecutor
 
-    configured_home = environ.get(HOME_ENV, "data")
-
     class HomeQueueExecutor(CeleryExecutor):
         def execute(self, plan_context: Any, execution_plan: Any) -> Any:
             if self.config_source.task_default_queue == task_default_queue:  # not set by a run config
-                home = plan_context.dagster_run.tags.get(HOME_TAG, configured_home)
-                self.config_source.task_default_queue = celery_queue(home)
+                tagged = plan_context.dagster_run.tags.get(HOME_TAG, str(home.home))  # as stamped
+                self.config_source.task_default_queue = celery_queue(tagged)
             return super().execute(plan_context, execution_plan)
 
     def create(init_context: dg.InitExecutorContext) -> dg.Executor:

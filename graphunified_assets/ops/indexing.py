@@ -19,7 +19,7 @@ from dagster._core.definitions.reconstruct import build_reconstructable_job
 
 from graphunified_assets.defs.assets.raw_documents import observations
 from graphunified_assets.defs.build import build_definitions
-from graphunified_assets.defs.executors import executor_from_env
+from graphunified_assets.defs.executors import runs_in_process
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS
 from graphunified_assets.defs.resources import GraphUnifiedResource, default_resource
@@ -278,7 +278,7 @@ def _execute(
     defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict[str, str]
 ) -> tuple[str, list[str | None] | None]:
     """The run's id, and its failed steps when it failed."""
-    if executor_from_env() is dg.in_process_executor:
+    if runs_in_process():
         result = defs.resolve_job_def(job_name).execute_in_process(
             instance=instance, run_config=_QUIET, tags=tags, raise_on_error=False
         )

@@ -6,9 +6,11 @@ process, a forked child, a Celery worker or a step pod — resolves its home fro
 refuses to start when the folder at that path on its machine is another home (a different volume
 mounted there, or none): writing there would corrupt a home the run was not launched for.
 
-A run without the tags (the UI's "Materialize" button, which launches Dagster's implicit asset job)
-uses the code location's home, unless its instance is another home's (``<home>/dagster``): then
-it fails too, rather than write to the worker's home.
+A run launched without the tags (the UI's "Materialize" button and asset backfills launch
+Dagster's implicit asset job, whose tags no code can set) is tagged with the code location's home
+by its executor (`stamp_home`, defs/executors.py) in the run's process, before any step starts.
+A step of a run without them (one started before that) uses the code location's home, unless its
+instance is another home's (``<home>/dagster``): then it fails too, rather than write there.
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ import os
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphunified_query.core.layout import HomeLayout
+
+if TYPE_CHECKING:
+    import dagster as dg
 
 HOME_TAG = "graphunified/home"
 HOME_ID_TAG = "graphunified/home_id"
@@ -57,6 +63,13 @@ def home_tags(layout: HomeLayout, *, create: bool = True) -> dict[str, str]:
     if (identity := home_id(layout, create=create)) is not None:
         tags[HOME_ID_TAG] = identity
     return tags
+
+
+def stamp_home(instance: dg.DagsterInstance, run: dg.DagsterRun, layout: HomeLayout) -> None:
+    """Tag ``run`` with ``layout``'s home when it was launched without one; a tagged run is left
+    as it is (its launcher knew its home)."""
+    if HOME_TAG not in run.tags:
+        instance.add_run_tags(run.run_id, home_tags(layout))
 
 
 def celery_queue(home: str | os.PathLike[str]) -> str:
