@@ -30,14 +30,20 @@ class Progress:
         self.what, self.unit, self.clock = what, unit, clock
         self.stream = stream if stream is not None else sys.stderr
         self.started = clock()
+        self.tenth = 0  # the last tenth of the work written (off a terminal)
 
     def __call__(self, done: int, total: int, label: str = "") -> None:
         elapsed = self.clock() - self.started
         left = elapsed / done * (total - done) if done else 0.0
         timing = f"{_seconds(elapsed)} elapsed" + (f", ETA {_seconds(left)}" if done < total else "")
         if not self.stream.isatty():
-            if done == total or done % max(total // 10, 1) == 0:
+            # The tenth reached, not done % (total // 10): steps of several units (a batch of
+            # chunks) would skip most multiples of it.
+            tenth = done * 10 // total if total else 10
+            if done == total or tenth > self.tenth:
                 self.stream.write(f"{self.what}: {done}/{total} {self.unit} ({timing})\n")
+                self.stream.flush()
+            self.tenth = tenth
             return
         filled = int(WIDTH * done / total) if total else WIDTH
         bar = f"[{'#' * filled}{'.' * (WIDTH - filled)}]"

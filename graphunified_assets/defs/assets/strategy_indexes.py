@@ -24,6 +24,7 @@ from graphunified_assets.lib.vectors.lance_slices import (
     apply_change,
     optimize_due,
 )
+from graphunified_assets.ops.index_progress import embed_in_tenths, work_progress
 from graphunified_query.core.artifacts import (
     BM25_FOLDER,
     BUILT_FOR_FILE,
@@ -153,8 +154,9 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     # (renumbered communities move rows, not texts).
     change = report_change(db, REPORT_VECTORS, reports, pa.array(texts, pa.string()), embedder.model_name)
     points_update = points_change(db, REPORT_POINT_VECTORS, reports, points, embedder.model_name)
-    if change is None and points_update is None:  # a full rewrite: one call, sorted across the step
-        embedder.embed(list(dict.fromkeys([*texts, *(p for found in points for p in found)])))
+    if change is None and points_update is None:  # a full rewrite: sorted across the step
+        progress = work_progress(graphunified.settings.logging, "report texts embedded", "texts")
+        embed_in_tenths(embedder.embed, [*texts, *(p for found in points for p in found)], progress, least=64)
     stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name)
     embed = stored.embedding(embedder.embed)
     _write_reports(
