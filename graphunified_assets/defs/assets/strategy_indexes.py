@@ -156,7 +156,7 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     points_update = points_change(db, REPORT_POINT_VECTORS, reports, points, embedder.model_name)
     if change is None and points_update is None:  # a full rewrite: sorted across the step
         progress = work_progress(graphunified.settings.logging, "report texts embedded", "texts")
-        embed_in_tenths(embedder.embed, [*texts, *(p for found in points for p in found)], progress, least=64)
+        embed_in_tenths(embedder.embed, [*texts, *(p for found in points for p in found)], progress)
     stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name)
     embed = stored.embedding(embedder.embed)
     _write_reports(
