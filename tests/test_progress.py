@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import re
 from itertools import count
 from pathlib import Path
@@ -11,9 +12,10 @@ import pytest
 
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.defs.resources import GraphUnifiedResource
-from graphunified_assets.ops.index_progress import embed_in_tenths
+from graphunified_assets.ops.index_progress import embed_in_tenths, work_progress
 from graphunified_assets.ops.indexing import index
 from graphunified_query.core.progress import Progress
+from graphunified_query.core.settings.model import LoggingSettings
 from tests.conftest import SAMPLE_DOCS
 from tests.fakes.voyage_server import FakeVoyageServer
 
@@ -106,3 +108,12 @@ def test_off_a_terminal_a_long_step_writes_a_line_even_within_a_tenth() -> None:
     for done in (1, 2, 3):  # of 100: no tenth crossed; the second step ends 40 s in
         progress(done, 100)
     assert stream.getvalue().splitlines() == ["graph texts embedded: 2/100 texts (40s elapsed, ETA 32m40s)"]
+
+
+def test_with_json_logs_each_progress_line_is_a_log_record(caplog: pytest.LogCaptureFixture) -> None:
+    """`logging.format: json` promises one JSON object per line: progress goes through logging."""
+    caplog.set_level(logging.INFO, logger="graphunified.progress")
+    progress = work_progress(LoggingSettings(format="json"), "chunks embedded", "chunks")
+    progress(10, 10)
+    assert [r.getMessage().split(" (")[0] for r in caplog.records] == ["chunks embedded: 10/10 chunks"]
+    assert not progress.stream.isatty()
