@@ -134,6 +134,7 @@ def _index(
     check = check_store(layout, (DOCUMENTS, *DOWNSTREAM_TABLES))
     for message in [*check_sqlite_files(layout), *check.messages()]:
         echo(message)
+    echo("loading the embedding model and reading the input folder")
     resource.embedder()  # a model of embedding.models that cannot load stops here, before any run
     scan = scan_input(resource.input_path)
     for problem in scan.problems:
