@@ -2,7 +2,7 @@
 
     python scripts/check_wheel.py [--out dist]     # make wheel
 
-The wheel is built with ``python -m build --wheel --no-isolation`` (the build backend from this
+The wheel is built with ``pip wheel --no-deps --no-build-isolation`` (the build backend from this
 environment, so nothing is downloaded). What it must hold is derived, not listed: every file
 tracked by git under the three packages that is not Python source (the web page and its bundled
 Cytoscape, the prompts and tool schemas, the MiniLM tokenizer) must be in the wheel, and every
@@ -13,6 +13,7 @@ its path, before a user's `pip install` finds it missing.
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,12 +33,15 @@ def expected_files() -> set[str]:
 
 
 def build_wheel(out: Path) -> Path:
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    # pip's own wheel build, not PyPA's `build`: installed, its module name shadows bench/build.py.
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out)]
+    scratch = ROOT / "build"  # setuptools' folder in the tree: ruff would take it for a package
+    existed = scratch.exists()
+    try:
+        subprocess.run([*command, str(ROOT)], check=True, capture_output=True, text=True)
+    finally:
+        if not existed:
+            shutil.rmtree(scratch, ignore_errors=True)
     wheels = sorted(out.glob("graph_unified-*.whl"))
     if not wheels:
         raise SystemExit(f"error: no wheel was written to {out}")

@@ -6,7 +6,6 @@ installed wheel could not build community reports with an LLM nor tune prompts.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -16,7 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("build") is None, reason="`build` is not installed (dev extra)")
 def test_the_wheel_holds_every_package_file(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
