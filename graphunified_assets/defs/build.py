@@ -29,6 +29,7 @@ from graphunified_assets.defs.jobs import index_documents_job, refresh_indexes_j
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.defs.schedules import refresh_schedule
 from graphunified_assets.defs.sensors import new_documents_sensor
+from graphunified_assets.ops.index_progress import PROGRESS_LOGGER, step_progress_logger
 from graphunified_assets.ops.logs import configure_logging, run_loggers
 from graphunified_assets.ops.run_home import home_tags
 
@@ -90,7 +91,12 @@ def build_definitions(resource: GraphUnifiedResource) -> dg.Definitions:
         jobs=[index_documents_job, refresh_indexes_job],
         sensors=[new_documents_sensor, global_automation(tags)],
         schedules=[refresh_schedule(settings.automation, tags)],
-        loggers=run_loggers(settings.logging),
+        # Naming any logger drops Dagster's default console one: it is named again (json replaces it).
+        loggers={
+            "console": dg.colored_console_logger,
+            **run_loggers(settings.logging),
+            PROGRESS_LOGGER: step_progress_logger(settings.logging),
+        },
         executor=executor_from_env(home=resource.layout),  # it tags untagged runs with this home
         resources={
             "graphunified": resource,

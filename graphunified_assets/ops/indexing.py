@@ -39,6 +39,7 @@ from graphunified_assets.ops.home_lock import (
     refuse_foreign_runs,
     run_tags,
 )
+from graphunified_assets.ops.index_progress import progress_run_config
 from graphunified_assets.ops.run_home import home_tags
 from graphunified_assets.ops.store_check import check_sqlite_files, check_store
 from graphunified_query.core.artifacts import DOCUMENTS, LANCE_TABLES
@@ -47,7 +48,7 @@ from graphunified_query.core.providers.registry import OFFLINE
 from graphunified_query.core.stores.published_check import published_damage
 
 # The console logger (text or JSON lines, per settings.logging) at INFO: step-level DEBUG drowns progress.
-_QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+_CONSOLE = {"console": {"config": {"log_level": "INFO"}}}
 # The instance template is the repository-root dagster.yaml, copied into each home's DAGSTER_HOME.
 INSTANCE_TEMPLATE = Path(__file__).resolve().parents[2] / "dagster.yaml"
 # From this many new or changed documents on, each run starts in a fresh process: the per-document
@@ -133,6 +134,7 @@ def _index(
     check = check_store(layout, (DOCUMENTS, *DOWNSTREAM_TABLES))
     for message in [*check_sqlite_files(layout), *check.messages()]:
         echo(message)
+    echo("loading the embedding model and reading the input folder")
     resource.embedder()  # a model of embedding.models that cannot load stops here, before any run
     scan = scan_input(resource.input_path)
     for problem in scan.problems:
@@ -278,9 +280,12 @@ def _execute(
     defs: dg.Definitions, job_name: str, instance: dg.DagsterInstance, tags: dict[str, str]
 ) -> tuple[str, list[str | None] | None]:
     """The run's id, and its failed steps when it failed."""
+    job_def = defs.resolve_job_def(job_name)
+    # `index` alone counts the run's steps out loud (with the steps' own progress, no long silence).
+    run_config = {"loggers": {**_CONSOLE, **progress_run_config(job_def)}}
     if runs_in_process():
-        result = defs.resolve_job_def(job_name).execute_in_process(
-            instance=instance, run_config=_QUIET, tags=tags, raise_on_error=False
+        result = job_def.execute_in_process(
+            instance=instance, run_config=run_config, tags=tags, raise_on_error=False
         )
         return result.run_id, None if result.success else [
             e.step_key for e in result.all_events if e.is_step_failure
@@ -289,7 +294,7 @@ def _execute(
     resource = (defs.resources or {})["graphunified"]
     args: Any = (job_name, resource.home, resource.input_dir)
     job = build_reconstructable_job(__name__, code_location_job.__name__, args)
-    with dg.execute_job(job, instance=instance, run_config=_QUIET, tags=tags) as run:
+    with dg.execute_job(job, instance=instance, run_config=run_config, tags=tags) as run:
         return run.run_id, None if run.success else _failed_steps(run.all_events)
 
 

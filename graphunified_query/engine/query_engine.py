@@ -24,6 +24,7 @@ from graphunified_query.core.providers.embedding import Embedder, check_same_mod
 from graphunified_query.core.providers.registry import resolve_llm
 from graphunified_query.core.settings.model import Settings, load_settings
 from graphunified_query.core.stores.object_store import is_object_store_uri
+from graphunified_query.engine.evidence import Evidence, evidence
 from graphunified_query.engine.query_path import PathOutcome, run_path
 from graphunified_query.engine.reload import SnapshotSource, reloaded
 from graphunified_query.engine.request import (
@@ -82,14 +83,17 @@ class QueryResponse:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     # Link neighbours of those contexts, beside them (never in their places), sent after them.
     expanded_contexts: tuple[RetrievalResult, ...] = ()
+    evidence: Evidence | None = None  # only when the request asked for it
 
     def as_dict(self) -> dict[str, Any]:
+        asked = {"evidence": self.evidence.model_dump()} if self.evidence is not None else {}
         return {
             "answer": self.answer,
             "strategy": self.strategy,
             "contexts": [c.as_dict() for c in self.contexts],
             "expanded_contexts": [c.as_dict() for c in self.expanded_contexts],
             "metadata": dict(self.metadata),
+            **asked,
         }
 
 
@@ -374,13 +378,25 @@ class QueryEngine:
             "context_pipeline": {**outcome.prepared.metadata(), "depth": outcome.depth},
             **{f"retrieval_{k}": v for k, v in outcome.retrieval.metadata.items()},
         }
+        expanded = outcome.prepared.expanded_results
+        shown = (
+            evidence(
+                self.snapshot,
+                [c.entities for c in (*contexts, *expanded)],  # numbered as the answer's [n]
+                max_risk_level=resolved.query.max_risk_level,
+                show_risky=resolved.query.show_risky,
+            )
+            if resolved.evidence
+            else None
+        )
         return QueryResponse(
             question=resolved.question,
             strategy=strategy,
             answer=answer.text if answer else None,
             contexts=with_aliases(contexts, self.aliases),
             metadata=metadata,
-            expanded_contexts=with_aliases(outcome.prepared.expanded_results, self.aliases),
+            expanded_contexts=with_aliases(expanded, self.aliases),
+            evidence=shown,
         )
 
     def _call(

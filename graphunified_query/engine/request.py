@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from graphunified_query.context.options import PIPELINE_KEYS
 from graphunified_query.core.settings.model import QuerySettings, Settings
 from graphunified_query.engine.query_input import InvalidQuery, check_question, check_top_k
+from graphunified_query.engine.switches import SWITCHES
 from graphunified_query.strategies.params import StrategyParams
 from graphunified_query.strategies.registry import AUTO, Strategy
 
@@ -56,7 +57,9 @@ class QueryRequest(BaseModel):
         default_factory=dict,
         description=f"per-call context options: {', '.join(sorted(PIPELINE_KEYS))}",
     )
-    retrieve_only: bool = Field(False, description="return the contexts, generate nothing")
+    # The switches (engine/switches.py): the CLI's flags are declared from the same names.
+    retrieve_only: bool = Field(False, description=SWITCHES["retrieve_only"])
+    evidence: bool = Field(False, description=SWITCHES["evidence"])
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ class ResolvedRequest:
     query: QuerySettings  # settings.query with the call's context options
     call_params: Mapping[str, Any]  # the strategy parameters as given (for auto: checked per strategy)
     retrieve_only: bool
+    evidence: bool
 
 
 def resolve(request: QueryRequest, strategies: Mapping[str, Strategy], settings: Settings) -> ResolvedRequest:
@@ -119,6 +123,7 @@ def resolve(request: QueryRequest, strategies: Mapping[str, Strategy], settings:
         query=_context(settings.query, context),
         call_params=call_params,
         retrieve_only=request.retrieve_only,
+        evidence=request.evidence,
     )
     candidates = (
         [strategies[strategy]] if strategy != AUTO else [s for s in strategies.values() if s.tier == "core"]

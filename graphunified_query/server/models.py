@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from graphunified_query.engine.evidence import Evidence, EvidenceEdge, EvidenceNode
 from graphunified_query.engine.request import (
     QueryRequest,
 )  # the body of /ask and /retrieve, shared by every entry point
@@ -37,30 +38,8 @@ class Context(BaseModel):
     metadata: dict[str, Any] = Field(description="kind, chunk_ids, entities, relationships, strategy details")
 
 
-class EvidenceNode(BaseModel):
-    id: str = Field(description="the entity's title")
-    type: str
-    contexts: list[int] = Field(description="numbers (the answer's [n]) of the contexts it is behind")
-
-
-class EvidenceEdge(BaseModel):
-    source: str = Field(description="the source entity's title (a node id)")
-    target: str = Field(description="the target entity's title (a node id)")
-    type: str
-    description: str
-    contexts: list[int] = Field(description="numbers (the answer's [n]) of the contexts it is behind")
-
-
-class Evidence(BaseModel):
-    """The entities and relationships behind the contexts (`server.evidence`)."""
-
-    nodes: list[EvidenceNode] = Field(default_factory=list)
-    edges: list[EvidenceEdge] = Field(default_factory=list)
-
-
 class QueryAnswer(BaseModel):
-    """`QueryResponse.as_dict` (exactly what `python -m graphunified_query ask --json` prints) and the
-    evidence subgraph, which only the HTTP service adds."""
+    """`QueryResponse.as_dict`: exactly what `graphunified ask --json` prints for the same request."""
 
     answer: str | None = Field(description="null when only retrieving")
     strategy: str = Field(description="the strategy that answered (the routed one for auto)")
@@ -73,9 +52,10 @@ class QueryAnswer(BaseModel):
         description="routing, latency_ms, tokens_used, cost_usd, llm_calls, cached (answer from the "
         "LLM cache: this call's tokens and cost are 0) and cached_tokens (what it cost when first asked), ..."
     )
-    evidence: Evidence = Field(
-        default_factory=Evidence,
-        description="the entities each context is about or mentions, and the relationships between them",
+    evidence: Evidence | None = Field(
+        None,
+        description="only when the request asks for it (evidence: true): the entities each context "
+        "is about or mentions, and the relationships between them",
     )
 
 

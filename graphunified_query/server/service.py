@@ -17,7 +17,6 @@ from graphunified_query.core.risk import rank
 from graphunified_query.core.settings.server import ServerSettings
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.engine.request import QueryRequest, RequestError, ResolvedRequest
-from graphunified_query.server.evidence import evidence
 from graphunified_query.server.models import AUTO, Health, Strategies, StrategyInfo
 
 log = logging.getLogger(__name__)
@@ -118,7 +117,7 @@ class QueryService:
         return StrategyInfo(name=name, tier=strategy.tier, summary=strategy.summary, params=params)
 
     def ask(self, request: QueryRequest, *, retrieve_only: bool) -> dict[str, Any]:
-        """The object `ask --json` prints for the same request, with its evidence subgraph."""
+        """The object `ask --json` prints for the same request (with its evidence subgraph when asked)."""
         if retrieve_only:
             request = request.model_copy(update={"retrieve_only": True})
         engine = self.current()
@@ -139,15 +138,7 @@ class QueryService:
             raise InvalidRequest(
                 ("params",), str(error), _value_at(request.model_dump(), ("params",))
             ) from None
-        answer = response.as_dict()
-        cited = [*answer["contexts"], *answer["expanded_contexts"]]  # numbered as the answer's [n]
-        shown = evidence(
-            engine.snapshot,
-            cited,
-            max_risk_level=resolved.query.max_risk_level,
-            show_risky=resolved.query.show_risky,
-        )
-        return answer | {"evidence": shown.model_dump()}
+        return response.as_dict()
 
 
 def _check_policy(request: QueryRequest, resolved: ResolvedRequest, server: ServerSettings) -> None:

@@ -15,6 +15,8 @@ import pytest
 
 from graphunified_query.cli import main
 from graphunified_query.engine.query_engine import QueryEngine
+from graphunified_query.engine.request import QueryRequest
+from graphunified_query.engine.switches import SWITCHES, flag
 from graphunified_query.server import run
 from graphunified_query.server.app import create_app
 from tests.serving import loopback_client, serving
@@ -28,8 +30,7 @@ KEYS = {
     "contexts",
     "expanded_contexts",
     "metadata",
-    "evidence",
-}  # ask --json's + evidence
+}  # ask --json's
 CONTEXT_KEYS = {"text", "score", "source", "chunk_id", "document_id", "metadata"}
 QUESTION = "Who founded the Hale Mill?"
 # Timings differ from one call to the next; everything else in the object must not.
@@ -98,21 +99,37 @@ def test_health(base_url: str, engine: QueryEngine) -> None:
     assert health["strategies"] == [*engine.strategies, "auto"]
 
 
+@pytest.mark.parametrize("switch", [None, *SWITCHES])
 def test_ask_is_the_cli_json(
-    base_url: str, built_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    base_url: str,
+    built_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    switch: str | None,
 ) -> None:
+    """The same object over HTTP and from `ask --json`, with each of the request's switches on
+    (an HTTP field and a CLI flag declared once, engine/switches.py) and with none."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    status, served = call(base_url, "/ask", {"question": QUESTION, "strategy": "hybrid", "top_k": 3})
-    assert status == 200 and set(served) == KEYS and "Thomas Hale" in served["answer"]
+    body = {"question": QUESTION, "strategy": "hybrid", "top_k": 3} | ({switch: True} if switch else {})
+    status, served = call(base_url, "/ask", body)
+    assert status == 200 and set(served) == KEYS | ({"evidence"} if switch == "evidence" else set())
+    if switch == "retrieve_only":
+        assert served["answer"] is None
+    else:
+        assert "Thomas Hale" in served["answer"]
     assert served["contexts"] and all(set(c) == CONTEXT_KEYS for c in served["contexts"])
     argv = ["ask", QUESTION, "--strategy", "hybrid", "--top-k", "3", "--home", str(built_home), "--json"]
-    assert main(argv) == 0
+    assert main([*argv, *([flag(switch)] if switch else [])]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert set(served.pop("evidence")) == {"nodes", "edges"}  # what only the service adds
     for payload in (served, printed):
         for key in (*TIMINGS, "result_cache"):  # the server's cache may hold it; a fresh CLI's not
             payload["metadata"].pop(key)
     assert served == printed
+
+
+def test_the_switches_are_the_requests_boolean_fields() -> None:
+    """What the CLI declares a flag for is what the request model takes as a boolean."""
+    assert {n for n, f in QueryRequest.model_fields.items() if f.annotation is bool} == set(SWITCHES)
 
 
 def test_retrieve_and_auto(base_url: str) -> None:
@@ -254,8 +271,8 @@ def test_openapi_lists_the_paths_and_the_cli_keys(base_url: str) -> None:
     assert status == 200 and schema["openapi"].startswith("3.")
     assert {"/ask", "/retrieve", "/health", "/strategies"} <= set(schema["paths"])
     components = schema["components"]["schemas"]
-    assert set(components["QueryAnswer"]["properties"]) == KEYS
+    assert set(components["QueryAnswer"]["properties"]) == KEYS | {"evidence"}  # when asked
     assert set(components["Context"]["properties"]) == CONTEXT_KEYS
-    assert {"question", "strategy", "top_k", "params", "context", "retrieve_only"} == set(
+    assert {"question", "strategy", "top_k", "params", "context", *SWITCHES} == set(
         components["QueryRequest"]["properties"]
     )

@@ -13,6 +13,7 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.readers import ParsedDocument, read_documents
 from graphunified_assets.lib.ingest.sources import scan_input
+from graphunified_assets.ops.index_progress import work_progress
 from graphunified_query.core.aliases import write_aliases
 from graphunified_query.core.artifacts import DOCUMENTS
 from graphunified_query.core.tables import DOCUMENTS_SCHEMA, metadata_entries, stable_int_id
@@ -29,7 +30,8 @@ def documents(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResou
     input_dir = graphunified.input_path
     scan = scan_input(input_dir)
     sources = [scan.documents[k] for k in keys if k in scan.documents]
-    parsed, problems = read_documents(sources, input_dir)
+    progress = work_progress(graphunified.settings.logging, "documents parsed", "documents")
+    parsed, problems = read_documents(sources, input_dir, progress)
     failures = [(p.source, p.reason) for p in problems]
     failures += [
         (k, f"no longer in {input_dir}; it is removed on the next sensor tick or `index`")

@@ -13,12 +13,15 @@ from graphunified_assets.defs.observability import embedding_usage
 from graphunified_assets.defs.partitions import per_document_asset
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_assets.ops.index_progress import work_progress
 from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS
 from graphunified_query.core.providers import CachedEmbedder
 from graphunified_query.core.providers.embedding import EmbeddingError
 from graphunified_query.core.tables import chunk_embeddings_schema, contextual_text
 
-PROGRESS_EVERY = 512  # texts between progress log lines
+# Texts per embedding call: a tenth of the step's (a progress line each), 32 to 512 (bigger
+# batches gain nothing on the local model and stall the progress line).
+SLICE_MIN, SLICE_MAX = 32, 512
 STAGE = "embed"  # the failures table's stage for documents whose chunks could not be embedded
 
 
@@ -43,13 +46,13 @@ def chunk_embeddings(
     documents = chunks.column("document_id").to_pylist()
     rows: list[np.ndarray | None] = [None] * len(texts)
     failed: dict[str, str] = {}
-    for start in range(0, len(texts), PROGRESS_EVERY):
-        end = min(start + PROGRESS_EVERY, len(texts))
+    progress = work_progress(graphunified.settings.logging, "chunks embedded", "chunks")
+    step = min(max(len(texts) // 10, SLICE_MIN), SLICE_MAX)
+    for start in range(0, len(texts), step):
+        end = min(start + step, len(texts))
         for offset, vector in _embed_slice(embedder, texts[start:end], documents[start:end], failed):
             rows[start + offset] = vector
-        done = sum(1 for row in rows[:end] if row is not None)  # what was embedded, not just tried
-        lost = f", {len(failed)} document(s) failed" if failed else ""
-        context.log.info(f"embedded {done}/{len(texts)} chunks{lost} ({time.perf_counter() - started:.1f}s)")
+        progress(end, len(texts), f"{len(failed)} document(s) failed" if failed else "")
     record_failures(context, IndexState(graphunified.layout.index_state), STAGE, failed, what="embedding")
     # A document that failed in one slice is dropped whole, even if its other chunks embedded.
     kept = [i for i, document_id in enumerate(documents) if document_id not in failed]

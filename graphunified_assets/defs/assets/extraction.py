@@ -16,10 +16,12 @@ from graphunified_assets.lib.extraction.cache_purge import extraction_inputs
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, document_failures
 from graphunified_assets.lib.extraction.records import ChunkExtraction
 from graphunified_assets.lib.ingest.index_state import IndexState
+from graphunified_assets.ops.index_progress import work_progress
 from graphunified_query.core.artifacts import EXTRACTIONS
 from graphunified_query.core.providers.cost import BudgetExceeded
 from graphunified_query.core.tables import EXTRACTIONS_SCHEMA
 
+SLICE_MIN = 64  # chunks per extraction call, at least
 STAGE = "extract"  # the failures table's stage for documents whose extraction failed
 
 
@@ -44,8 +46,15 @@ def extractions(
     started = time.perf_counter()
     # The LLM extractor reports each chunk's failure instead of raising: one bad call fails one document.
     extract_each = getattr(extractor, "extract_each", extractor.extract)
+    progress = work_progress(graphunified.settings.logging, "chunks extracted", "chunks")
+    # A tenth of the chunks per call (a progress line each); at least SLICE_MIN, so the spaCy
+    # batches and the LLM's concurrent calls stay full.
+    step = max(len(texts) // 10, SLICE_MIN)
+    outcomes: list[ChunkExtraction | ChunkFailure] = []
     try:
-        outcomes = extract_each(texts)
+        for start in range(0, len(texts), step):
+            outcomes += extract_each(texts[start : start + step])
+            progress(len(outcomes), len(texts))
     except BudgetExceeded as error:
         # Every finished call is in the LLM cache: raising the budget resumes from here.
         raise dg.Failure(description=str(error), metadata=_cost(extractor)) from None

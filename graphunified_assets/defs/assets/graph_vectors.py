@@ -46,6 +46,7 @@ from graphunified_assets.lib.vectors.relationship_vectors import (
     relationship_text,
     relationship_vectors,
 )
+from graphunified_assets.ops.index_progress import embed_in_tenths, work_progress
 from graphunified_query.core.artifacts import (
     ENTITIES,
     FACTS,
@@ -57,6 +58,7 @@ from graphunified_query.core.artifacts import (
 from graphunified_query.core.indexes import ann
 from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.progress import Progress
 from graphunified_query.core.providers import CachedEmbedder
 from graphunified_query.core.stores.parquet import read_table
 
@@ -99,7 +101,8 @@ def graph_vectors(
     )
     # Every row is computed: the model sees the whole step's texts at once. Per table, the distinct
     # texts it adds (its texts_embedded on a cold build; the model ran before the tables' loop).
-    added = _prefetch(vectorizer, layout) if not same_settings else {}
+    progress = work_progress(graphunified.settings.logging, "graph texts embedded", "texts")
+    added = _prefetch(vectorizer, layout, progress) if not same_settings else {}
     for source, target in GRAPH_VECTOR_TABLES.items():
         embedded_before_table = embedder.texts_embedded
         table = read_table(layout.table_path(source))
@@ -182,7 +185,7 @@ class _Vectorizer:
         return texts, np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def _prefetch(vectorizer: _Vectorizer, layout: HomeLayout) -> dict[str, int]:
+def _prefetch(vectorizer: _Vectorizer, layout: HomeLayout, progress: Progress) -> dict[str, int]:
     """Embeds every distinct text the three tables ask for in one call, so the model's batches
     are sorted by token count across the whole step; the slices then read them from the cache.
     Per slice and per part of a row (descriptions, names, keywords), each call's batches mixed
@@ -204,8 +207,7 @@ def _prefetch(vectorizer: _Vectorizer, layout: HomeLayout) -> dict[str, int]:
         for start in range(0, table.num_rows, SLICE_ROWS):
             dry.vectors(table.slice(start, SLICE_ROWS).to_pylist(), source)
         added[source] = len(wanted) - before
-    if wanted:
-        vectorizer.embedder.embed(list(wanted))
+    embed_in_tenths(vectorizer.embedder.embed, wanted, progress)
     return added
 
 

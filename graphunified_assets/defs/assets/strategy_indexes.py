@@ -25,6 +25,7 @@ from graphunified_assets.lib.vectors.lance_slices import (
     apply_change,
     optimize_due,
 )
+from graphunified_assets.ops.index_progress import embed_in_tenths, work_progress
 from graphunified_query.core.artifacts import (
     BM25_FOLDER,
     BUILT_FOR_FILE,
@@ -159,7 +160,8 @@ def report_vectors(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     change = report_change(db, REPORT_VECTORS, reports, pa.array(texts, pa.string()), model) if same else None
     points_update = points_change(db, REPORT_POINT_VECTORS, reports, points, model) if same else None
     if change is None and points_update is None:  # a full rewrite: one call, sorted across the step
-        embedder.embed(vectors.wanted())
+        progress = work_progress(graphunified.settings.logging, "report texts embedded", "texts")
+        embed_in_tenths(embedder.embed, vectors.wanted(), progress)
     stored = StoredVectors(db, REPORT_VECTORS, model)
     embed = _reusing(stored, vectors.reports(embedder.embed), same)
     _write_reports(

@@ -6,7 +6,7 @@ A document that fails to parse becomes an InputProblem; the others still parse.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,9 +48,12 @@ class ParsedDocument:
 
 
 def read_documents(
-    sources: Iterable[SourceDocument], input_dir: Path
+    sources: Iterable[SourceDocument],
+    input_dir: Path,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[ParsedDocument], list[InputProblem]]:
-    """Parse ``sources`` (from ``scan_input(input_dir)``); results keep the order of ``sources``."""
+    """Parse ``sources`` (from ``scan_input(input_dir)``); results keep the order of ``sources``.
+    ``progress(done, total)`` follows each file (a JSONL file's documents count at once)."""
     root = Path(input_dir).resolve()
     by_file: dict[Path, list[SourceDocument]] = {}
     order: list[str] = []
@@ -59,7 +62,11 @@ def read_documents(
         by_file.setdefault(source.path, []).append(source)
     parsed: dict[str, ParsedDocument] = {}
     problems: list[InputProblem] = []
+    done = 0
     for path, group in by_file.items():
+        if progress is not None and done:
+            progress(done, len(order))
+        done += len(group)
         rel = _relative(path, root)
         if not is_inside(path, root):  # re-checked: the file may have become a symlink since the scan
             problems.append(
@@ -84,6 +91,8 @@ def read_documents(
             problems.append(
                 _problem(rel, None, f"could not be parsed ({type(error).__name__}: {error}); check the file")
             )
+    if progress is not None and order:
+        progress(len(order), len(order))
     return [parsed[key] for key in dict.fromkeys(order) if key in parsed], problems
 
 

@@ -98,14 +98,15 @@ async function ask(event) {
   status.textContent = "asking…";
   result.replaceChildren();
   try {
-    const answer = await api("/ask", {
+    const body = {
       question,
       strategy: document.getElementById("ask-strategy").value,
       top_k: Number(document.getElementById("ask-top-k").value) || 5,
       retrieve_only: document.getElementById("ask-retrieve-only").checked,
-    });
+    };
+    const answer = await api("/ask", body);
     status.textContent = "";
-    result.replaceChildren(...renderAnswer(question, answer));
+    result.replaceChildren(...renderAnswer(body, answer));
   } catch (error) {
     status.textContent = error.message;
     status.classList.add("error");
@@ -114,7 +115,7 @@ async function ask(event) {
   status.classList.remove("error");
 }
 
-function renderAnswer(question, answer) {
+function renderAnswer(body, answer) {
   const meta = answer.metadata || {};
   const parts = [];
   parts.push(el("div", { class: "answer" },
@@ -124,8 +125,8 @@ function renderAnswer(question, answer) {
     "strategy: ", el("strong", { class: "chosen-strategy" }, answer.strategy),
     routed && meta.router_reason ? el("span", { class: "router-reason" }, ` — ${meta.router_reason}`) : null));
   parts.push(el("p", { class: "muted" }, figuresLine(meta)));
-  parts.push(el("button", { type: "button", class: "open-graph", onclick: () => openGraph(question, answer) },
-    `Evidence graph (${answer.evidence.nodes.length} entities, ${answer.evidence.edges.length} relationships)`));
+  parts.push(el("button", { type: "button", class: "open-graph", onclick: () => openGraph(body, answer) },
+    "Evidence graph"));
   parts.push(el("h3", {}, "Sources"));
   parts.push(renderSources(answer));
   return parts;
@@ -190,7 +191,7 @@ async function compare(event) {
     columns.append(column);
     try {
       answers[strategy] = await api("/ask", { ...body, strategy });
-      column.replaceChildren(...renderColumn(question, strategy, answers[strategy]));
+      column.replaceChildren(...renderColumn({ ...body, strategy }, answers[strategy]));
     } catch (error) {
       column.append(el("p", { class: "error" }, error.message));
     }
@@ -198,7 +199,8 @@ async function compare(event) {
   status.textContent = markShared(answers);
 }
 
-function renderColumn(question, strategy, answer) {
+function renderColumn(body, answer) {
+  const strategy = body.strategy;
   const meta = answer.metadata || {};
   const figures = el("table", { class: "figures" },
     ...[["latency", `${number(meta.latency_ms, 0)} ms`], ["retrieval", `${number(meta.retrieval_latency_ms, 0)} ms`],
@@ -213,7 +215,7 @@ function renderColumn(question, strategy, answer) {
     el("h3", {}, strategy),
     figures,
     answer.answer === null ? null : el("div", { class: "answer small" }, answer.answer),
-    el("button", { type: "button", class: "open-graph", onclick: () => openGraph(question, answer) }, "Evidence graph"),
+    el("button", { type: "button", class: "open-graph", onclick: () => openGraph(body, answer) }, "Evidence graph"),
     ...cards,
   ];
 }
@@ -252,10 +254,25 @@ function markShared(answers) {
 
 // ---- Evidence graph ----------------------------------------------------------------------------
 
-function openGraph(question, answer) {
+// The evidence costs the server ~10 ms per answer, so an answer comes without it and the graph
+// asks for it: the same request, retrieval only (the contexts come from the server's result cache).
+async function openGraph(body, answer) {
   location.hash = "#graph";
   showTab("graph");
-  drawGraph(question, answer);
+  const summary = document.getElementById("graph-summary");
+  summary.classList.remove("error");
+  if (!answer.evidence) {
+    summary.textContent = "finding the entities behind the contexts…";
+    try {
+      const found = await api("/retrieve", { ...body, strategy: answer.strategy, evidence: true });
+      answer.evidence = found.evidence;
+    } catch (error) {
+      summary.textContent = error.message;
+      summary.classList.add("error");
+      return;
+    }
+  }
+  drawGraph(body.question, answer);
 }
 
 function drawGraph(question, answer) {
