@@ -1,4 +1,5 @@
-"""A loopback HTTP server speaking OpenAI's `/v1/chat/completions` (non-streaming) wire format.
+"""A loopback HTTP server speaking OpenAI's `/v1/chat/completions` (non-streaming) wire format, and
+`/v1/embeddings` when given a function that embeds (other tools' embedding side: GraphRAG's query).
 
 What Ollama, vLLM and llama.cpp's server expose. The real `openai` SDK talks to it over a
 socket: point `base_url` at `server.base_url` (which ends in `/v1`). A test scripts it with a
@@ -54,9 +55,15 @@ def error_body(status: int, message: str | None = None) -> dict[str, Any]:
 
 class FakeOpenAIServer:
     def __init__(
-        self, responder: Responder | None = None, *, api_key: str | None = None, reject_tools: bool = False
+        self,
+        responder: Responder | None = None,
+        *,
+        api_key: str | None = None,
+        reject_tools: bool = False,
+        embed: Callable[[list[str]], list[list[float]]] | None = None,
     ) -> None:
         self.responder: Responder = responder or (lambda _: text("ok"))
+        self.embed = embed  # None: no /v1/embeddings route
         self.api_key = api_key  # None: any bearer token, as local servers accept
         self.reject_tools = reject_tools
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
@@ -126,6 +133,18 @@ class FakeOpenAIServer:
             }
         return completion
 
+    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        assert self.embed is not None
+        vectors = self.embed([str(t) for t in texts])
+        tokens = sum(max(1, len(str(t)) // 4) for t in texts)
+        return {
+            "object": "list",
+            "model": body.get("model", ""),
+            "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -141,11 +160,15 @@ class FakeOpenAIServer:
                     send(self, status, error_body(status, message), retry_after=retry_after)
                 elif fake.api_key is not None and key != fake.api_key:
                     send(self, 401, error_body(401, "Incorrect API key provided"))
+                elif self.path == "/v1/embeddings" and fake.embed is not None:
+                    send(self, 200, fake._embeddings(body))
                 elif self.path != "/v1/chat/completions":
                     send(self, 404, error_body(404, f"no route {self.path}"))
                 elif fake.reject_tools and body.get("tools"):
                     # Ollama's wording for a model without tool support
                     send(self, 400, error_body(400, f"{body.get('model')} does not support tools"))
+                elif body.get("stream"):
+                    send(self, 200, _event_stream(fake._completion(body)), content_type="text/event-stream")
                 else:
                     send(self, 200, fake._completion(body))
 
@@ -153,3 +176,20 @@ class FakeOpenAIServer:
                 pass
 
         return Handler
+
+
+def _event_stream(completion: dict[str, Any]) -> bytes:
+    """``completion`` as `stream: true` sends it: server-sent `chat.completion.chunk` events (the
+    role, the content, the finish reason) and `[DONE]` (GraphRAG's local and basic searches stream)."""
+    choice = completion["choices"][0]
+    head = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    deltas = [
+        ({"role": "assistant", "content": ""}, None),
+        ({"content": choice["message"]["content"] or ""}, None),
+        ({}, choice["finish_reason"]),
+    ]
+    events = [
+        head | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        for delta, finish in deltas
+    ]
+    return b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n"
