@@ -40,6 +40,7 @@ from graphunified_assets.ops.home_lock import (
     run_tags,
 )
 from graphunified_assets.ops.index_progress import progress_run_config
+from graphunified_assets.ops.instance_tuning import share_migration_scripts
 from graphunified_assets.ops.run_home import home_tags
 from graphunified_assets.ops.store_check import check_sqlite_files, check_store
 from graphunified_query.core.artifacts import DOCUMENTS, LANCE_TABLES
@@ -79,6 +80,7 @@ def prepare_instance(resource: GraphUnifiedResource) -> dg.DagsterInstance:
     else:
         add_run_monitoring(config)
     os.environ["DAGSTER_HOME"] = str(dagster_home)
+    share_migration_scripts()  # before the run storage, which Dagster opens before our event log
     return dg.DagsterInstance.get()
 
 

@@ -35,8 +35,13 @@ def _free_port() -> int:
 
 
 @contextmanager
-def llamacpp_server(*, n_ctx: int = 4096, threads: int = 2, ready_seconds: float = 120.0) -> Iterator[str]:
-    """The base URL (up to /v1) of a running llama.cpp server with SmolLM2-135M loaded."""
+def llamacpp_server(*, n_ctx: int = 4096, threads: int = 1, ready_seconds: float = 120.0) -> Iterator[str]:
+    """The base URL (up to /v1) of a running llama.cpp server with SmolLM2-135M loaded.
+
+    One thread: ggml's threads meet at a barrier after every operation, and when the machine is
+    shared a descheduled thread leaves the others spinning; two threads took 77-80 CPU s (390-460 s)
+    for what one thread does in 3 CPU s (21 s), both at load 20 on 2 cores.
+    """
     import xllamacpp
 
     params = xllamacpp.CommonParams()

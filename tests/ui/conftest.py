@@ -29,8 +29,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Any]:
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, int]]]:
+    """One headless Chromium for every browser test (each start costs seconds of CPU), and its
+    window's size as it started."""
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
         pytest.fail("Debian's chromium and chromium-driver are missing: run `make browser-deps` as root")
     from selenium import webdriver
@@ -48,7 +50,7 @@ def browser(tmp_path: Path) -> Iterator[Any]:
         "--disable-component-update",
         "--disable-sync",
         "--window-size=1600,1100",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
     ):
         options.add_argument(flag)
     # An explicit driver path: Selenium Manager never looks for (or downloads) a browser.
@@ -57,9 +59,22 @@ def browser(tmp_path: Path) -> Iterator[Any]:
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     driver.set_page_load_timeout(60)
     try:
-        yield driver
+        yield driver, driver.get_window_size()
     finally:
         driver.quit()
+
+
+@pytest.fixture
+def browser(chromium: tuple[Any, dict[str, int]]) -> Any:
+    """The shared Chromium as a fresh one starts: a blank page, its first window size, and no
+    requests or console messages of an earlier test in its logs (each read of a log drains it)."""
+    driver, size = chromium
+    driver.get("about:blank")
+    if driver.get_window_size() != size:
+        driver.set_window_size(size["width"], size["height"])
+    for log in ("performance", "browser"):
+        driver.get_log(log)
+    return driver
 
 
 def screenshot(browser: Any, tmp_path: Path, name: str) -> None:
