@@ -71,9 +71,7 @@ def test_global_map_reduce_with_claude(engine: QueryEngine) -> None:
     with FakeAnthropicServer(respond) as server:
         claude = _claude_engine(engine, server)
         # A specific question keeps similarity selection, where points scored 0 are dropped.
-        response = claude.ask(
-            "What are the main themes of these documents?", "graphrag_global", scope="specific"
-        )
+        response = claude.ask("What did the Hale family run?", "graphrag_global", scope="specific")
         maps = [b for b in server.bodies if b.get("tools")]
         mapped = response.metadata["retrieval_communities_mapped"]
         assert len(maps) == mapped >= 2

@@ -1,5 +1,6 @@
 """Global search's offline map reads each report's point vectors from the index (embedded once at
-index time) and embeds only the query; its contexts and scores equal the query-time path's."""
+index time) and embeds only the query; with whole-text point vectors (`embedding.composed_vectors:
+[]`) its contexts and scores equal the query-time path's, which embeds each point whole."""
 
 from __future__ import annotations
 
@@ -15,8 +16,26 @@ from graphunified_query.core.indexes.report_points import ReportPoints, report_p
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.strategies.global_map import ExtractiveMapper
 from tests.fakes.recording_embedder import RecordingEmbedder
+from tests.query.conftest import FIXTURE, OFFLINE_SETTINGS, index_offline
 
 QUESTION = "Which university did the founder of Hale Mill study at?"
+
+
+@pytest.fixture(scope="module")
+def whole_engine(tmp_path_factory: pytest.TempPathFactory) -> QueryEngine:
+    """The two-hop corpus with every point embedded whole, as the query-time path embeds it (by
+    default the local model composes point vectors from their sentences' vectors)."""
+    settings = OFFLINE_SETTINGS.replace("embedding:\n", "embedding:\n  composed_vectors: []\n")
+    home = index_offline(FIXTURE, tmp_path_factory.mktemp("whole-points"), settings)
+    return QueryEngine.open(home, environ={})
+
+
+def test_the_offline_map_embeds_only_the_query_with_composed_points(engine: QueryEngine) -> None:
+    snapshot = engine.snapshot
+    recording = RecordingEmbedder(engine.embedder)
+    mapper = ExtractiveMapper(recording, points=snapshot.report_points, min_similarity=-1.0, max_points=100)
+    assert any(mapper.map(QUESTION, list(snapshot.reports)))
+    assert recording.texts == [QUESTION]
 
 
 def test_the_index_stores_one_vector_per_report_point(built_home: Path, engine: QueryEngine) -> None:
@@ -35,7 +54,8 @@ def test_the_index_stores_one_vector_per_report_point(built_home: Path, engine: 
     assert points is not None and points.matrix.shape == (len(expected), engine.embedder.dimension)
 
 
-def test_the_offline_map_embeds_only_the_query_and_scores_as_before(engine: QueryEngine) -> None:
+def test_the_offline_map_embeds_only_the_query_and_scores_as_before(whole_engine: QueryEngine) -> None:
+    engine = whole_engine
     snapshot = engine.snapshot
     reports = list(snapshot.reports)
     precomputed = RecordingEmbedder(engine.embedder)
@@ -52,7 +72,8 @@ def test_the_offline_map_embeds_only_the_query_and_scores_as_before(engine: Quer
     )
 
 
-def test_global_search_returns_the_same_contexts_without_the_table(engine: QueryEngine) -> None:
+def test_global_search_returns_the_same_contexts_without_the_table(whole_engine: QueryEngine) -> None:
+    engine = whole_engine
     older_home = dataclasses.replace(engine.snapshot, report_points=None, extras={})
     older = QueryEngine(older_home, engine.settings, engine.embedder)
     for question in (QUESTION, "Which river does the Kestrel Dam hold back?"):

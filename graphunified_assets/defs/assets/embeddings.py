@@ -53,6 +53,10 @@ def chunk_embeddings(
         for offset, vector in _embed_slice(embedder, texts[start:end], documents[start:end], failed):
             rows[start + offset] = vector
         progress(end, len(texts), f"{len(failed)} document(s) failed" if failed else "")
+    # The run's own log keeps the step's outcome (the UI's run view, json logs with run and step).
+    done = sum(1 for row in rows if row is not None)  # what was embedded, not just tried
+    lost = f", {len(failed)} document(s) failed" if failed else ""
+    context.log.info(f"embedded {done}/{len(texts)} chunks{lost} ({time.perf_counter() - started:.1f}s)")
     record_failures(context, IndexState(graphunified.layout.index_state), STAGE, failed, what="embedding")
     # A document that failed in one slice is dropped whole, even if its other chunks embedded.
     kept = [i for i, document_id in enumerate(documents) if document_id not in failed]
