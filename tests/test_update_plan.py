@@ -131,6 +131,13 @@ def test_a_document_embedded_with_another_model_is_re_embedded(tmp_path: Path) -
     assert plan(MODEL).unchanged == 2
     assert "2 to re-embed (embedding model changed)" in plan(MODEL).summary()
     assert plan(None).reembed == ()  # a model not known here (a provider without its key)
+    # The files were read once: what they name is recorded for the next plans.
+    assert state.embedded_with() == {
+        "a.md": "model-before",
+        "b.md": MODEL,
+        "c.md": "model-before",
+        "d.md": MODEL,
+    }
     state.forget(["a.md"])  # a removed document's record goes with it
     assert "a.md" not in state.embedded_with()
 

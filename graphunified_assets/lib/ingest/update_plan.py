@@ -105,12 +105,17 @@ def _embedded_otherwise(
     documents: Sequence[str], model: str | None, layout: HomeLayout, state: IndexState
 ) -> list[str]:
     """The documents whose chunk vectors another model made. A document with no record (embedded
-    before records were kept) is judged by the model its vectors file names, read once: the next
-    run records it."""
+    before records were kept) is judged by the model its vectors file names, and recorded so (a
+    writable state): the files are read once, not on every `index`, sensor tick or `status`."""
     if model is None:
         return []
     recorded = state.embedded_with()
-    return [k for k in documents if (recorded.get(k) or _file_model(layout, k)) not in (None, model)]
+    found = {k: _file_model(layout, k) for k in documents if k not in recorded}
+    if not state.read_only:
+        for made_with in {m for m in found.values() if m is not None}:
+            state.mark_embedded([k for k, m in found.items() if m == made_with], made_with)
+    made = recorded | found
+    return [k for k in documents if made.get(k) not in (None, model)]
 
 
 def _file_model(layout: HomeLayout, document_id: str) -> str | None:
