@@ -35,12 +35,14 @@ Which tables are composed is `embedding.composed_vectors` (`EmbeddingSettings.co
 every long text of the graph is made of corpus sentences, so composed, each distinct sentence
 reaches the model once and the embedding cache serves it to every later text and update. With the
 local model relationships, report texts and report points are composed by default; entities are
-not: on HotpotQA, composed entities cost lightrag 2-5.5 and hipporag 2.5-3.5 points of Recall@5
-at every weighting tried (exponent 0.5 with name weight 1 / 2 / 4, exponent 1 with 1), while
-graphrag_local, which ranks the entities themselves, gained up to 2. The entity ranking alone
-does not explain it (the supporting passages reached through the top 5 and top 20 entities were as
-many or more); how those two mix entity scores with their other seeds is the open lead. With a
-provider every table is embedded whole. docs/build-throughput.md has the figures.
+not: on HotpotQA composed entities cost lightrag 1.5-4 and hipporag 1-3.5 points of Recall@5 at
+every weighting, length correction and subset tried. A unit sum of sentence vectors scores an
+entity gathered from several passages higher than MiniLM scores its whole text (the mean of k unit
+vectors is shorter than 1, and normalizing raises every cosine), but correcting that does not bring
+the recall back, a constant offset of the cosines costs nothing, and random noise of the entity
+ranking costs those two strategies about as much: `bench/entity_vectors.py` measures it, and
+docs/build-throughput.md ("Why entities stay whole") has the figures. With a provider every table
+is embedded whole.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ from graphunified_query.core.settings.section import Section
 ComposedTable = Literal["entities", "relationships", "reports", "report_points"]
 # With the local model, the tables composed by default: the ones no strategy lost more than one
 # point of Recall@5 for on any dev set. Entities stay whole: composed, lightrag and hipporag lost
-# 2-5.5 points on HotpotQA at every weighting tried (docs/build-throughput.md).
+# 1-4 points on HotpotQA at every weighting and correction tried, about what random noise in the
+# entity ranking costs them (docs/build-throughput.md, "Why entities stay whole").
 LOCAL_COMPOSED: tuple[ComposedTable, ...] = ("relationships", "reports", "report_points")
 
 
