@@ -1,23 +1,26 @@
 """Benchmark: MiniLM's `optimized` variant against the `shipped` file, same texts; prints JSON.
 
-    python bench/minilm_variants.py [--corpus ../shared/eval/musique/corpus.jsonl] [--passages 400]
-        [--sample data/sample] [--speed-texts 600]
+    python bench/minilm_variants.py [--corpus FILE.jsonl ...] [--passages N] [--sample data/sample]
+        [--speed-texts 600]
 
-Texts: the sample folder's files and the corpus's first ``--passages`` passages, whole, plus
-every sentence of them (the kinds of text a build embeds: chunks, descriptions, names). Reports
-the cosine between the two variants' vectors of each text (min, mean, 1st percentile, per kind)
-and the throughput of each (texts/s and real tokens/s on the same ``--speed-texts`` texts, one
-model after the other, each after a warm-up), with the load average before and after.
+Texts: the sample folder's files and each corpus's first ``--passages`` passages (default: all;
+the corpora: MuSiQue's and HotpotQA's dev sets), whole, plus every distinct sentence of them (the
+kinds of text a build embeds: chunks, descriptions, names). Reports the cosine between the two
+variants' vectors of each text (min, mean, 1st percentile, per kind) and the throughput of each
+(texts/s and real tokens/s on the same ``--speed-texts`` texts, one model after the other, each
+after a warm-up), with the load average before and after.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,15 +28,17 @@ from graphunified_query.core.providers.embedding_usage import METER, OUTSIDE
 from graphunified_query.core.providers.local_embedder import LocalMiniLMEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ("musique", "hotpotqa")  # dev sets under ../shared/eval/: 12.5K texts in all
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
-def _texts(corpus: Path, passages: int, sample: Path) -> dict[str, list[str]]:
+def _texts(corpora: list[Path], passages: int | None, sample: Path) -> dict[str, list[str]]:
     whole = [p.read_text(encoding="utf-8") for p in sorted(sample.rglob("*")) if p.is_file()]
-    with corpus.open(encoding="utf-8") as lines:
-        for line, _ in zip(lines, range(passages), strict=False):
-            row = json.loads(line)
-            whole.append(f"{row['title']}\n{row['text']}")
+    for corpus in corpora:
+        with corpus.open(encoding="utf-8") as lines:
+            for line in itertools.islice(lines, passages):
+                row = json.loads(line)
+                whole.append(f"{row['title']}\n{row['text']}")
     sentences = sorted({s.strip() for t in whole for s in _SENTENCE.split(t) if len(s.strip()) > 3})
     return {"passages": whole, "sentences": sentences}
 
@@ -59,19 +64,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/eval/musique/corpus.jsonl")
-    parser.add_argument("--passages", type=int, default=400)
+    default = ", ".join(CORPORA)
+    parser.add_argument("--corpus", type=Path, action="append", help=f"repeatable; default: {default}")
+    parser.add_argument("--passages", type=int, default=None, help="of each corpus; default: all")
     parser.add_argument("--sample", type=Path, default=ROOT / "data/sample")
     parser.add_argument("--speed-texts", type=int, default=600)
     args = parser.parse_args()
-    for path in (args.corpus, args.sample):
+    corpora = args.corpus or [ROOT.parent / "shared/eval" / name / "corpus.jsonl" for name in CORPORA]
+    for path in (*corpora, args.sample):
         if not path.exists():
             parser.error(f"{path} does not exist")
-    texts = _texts(args.corpus, args.passages, args.sample)
+    texts = _texts(corpora, args.passages, args.sample)
     shipped = LocalMiniLMEmbedder(variant="shipped")
     optimized = LocalMiniLMEmbedder(variant="optimized")
-    result: dict[str, object] = {
+    result: dict[str, Any] = {
         "load_before": os.getloadavg(),
+        "corpora": [str(path) for path in corpora],
         "texts": {k: len(v) for k, v in texts.items()},
     }
     cosines = {}

@@ -8,18 +8,27 @@ from pathlib import Path
 import pyarrow as pa
 
 from graphunified_assets.lib.ingest.index_state import IndexState
-from graphunified_assets.lib.ingest.update_plan import contiguous_ranges, plan_update
+from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import write_table_atomic
 
 TABLES = ("text_units", "chunk_embeddings")
 CHUNKING = "key-now"
+MODEL = "model-now"
 
 
 def _write(layout: HomeLayout, table: str, document_id: str, mtime: int) -> None:
     path = layout.partition_path(table, document_id)
     write_table_atomic(path, pa.table({"document_id": [document_id]}))
     os.utime(path, ns=(mtime, mtime))
+
+
+def _unchanged(layout: HomeLayout, documents: tuple[str, ...], model: str | None = MODEL) -> UpdatePlan:
+    """The plan for ``documents`` indexed and live, none of them edited."""
+    hashes = dict.fromkeys(documents, "h")
+    return plan_update(
+        hashes, hashes, list(hashes), layout=layout, downstream_tables=TABLES, chunking=CHUNKING, model=model
+    )
 
 
 def _indexed(layout: HomeLayout, document_id: str) -> None:
@@ -39,6 +48,7 @@ def test_new_changed_removed_and_unchanged(tmp_path: Path) -> None:
         layout=layout,
         downstream_tables=TABLES,
         chunking=CHUNKING,
+        model=MODEL,
     )
     assert plan.new == ("c.md",)
     assert plan.changed == ("b.md",)
@@ -61,6 +71,7 @@ def test_half_finished_document_is_incomplete(tmp_path: Path) -> None:
         layout=layout,
         downstream_tables=TABLES,
         chunking=CHUNKING,
+        model=MODEL,
     )
     assert plan.incomplete == ("b.md",)
     assert plan.unchanged == 1
@@ -70,7 +81,13 @@ def test_failed_partition_is_retried(tmp_path: Path) -> None:
     layout = HomeLayout.at(tmp_path)
     # A live partition whose document never got indexed (it failed) counts as changed.
     plan = plan_update(
-        {"bad.pdf": "h"}, {}, ["bad.pdf"], layout=layout, downstream_tables=TABLES, chunking=CHUNKING
+        {"bad.pdf": "h"},
+        {},
+        ["bad.pdf"],
+        layout=layout,
+        downstream_tables=TABLES,
+        chunking=CHUNKING,
+        model=MODEL,
     )
     assert plan.changed == ("bad.pdf",)
     assert plan.new == ()
@@ -83,14 +100,46 @@ def test_a_document_chunked_with_other_chunking_settings_is_re_chunked(tmp_path:
     state = IndexState(layout.index_state)
     state.mark_chunked(["a.md"], "key-before")  # chunking.size changed since a.md was chunked
     state.mark_chunked(["b.md"], CHUNKING)  # c.md: chunked before the key was kept, taken as now
-    hashes = {"a.md": "h", "b.md": "h", "c.md": "h"}
-    plan = plan_update(
-        hashes, hashes, list(hashes), layout=layout, downstream_tables=TABLES, chunking=CHUNKING
-    )
+    plan = _unchanged(layout, ("a.md", "b.md", "c.md"))
     assert plan.rechunk == ("a.md",) and plan.pending == ("a.md",) and plan.unchanged == 2
     assert "1 to re-chunk (chunking settings changed)" in plan.summary()
     state.forget(["a.md"])  # a removed document's record goes with it
     assert "a.md" not in state.chunked_with()
+
+
+def test_a_document_embedded_with_another_model_is_re_embedded(tmp_path: Path) -> None:
+    """A changed `embedding.models` (or a new default variant) left every chunk vector the old
+    model's, even with `index --refresh`: the model each document was embedded with is now part of
+    the staleness key."""
+    layout = HomeLayout.at(tmp_path)
+    for doc in ("a.md", "b.md", "c.md", "d.md"):
+        _indexed(layout, doc)
+    state = IndexState(layout.index_state)
+    state.mark_embedded(["a.md"], "model-before")
+    state.mark_embedded(["b.md"], MODEL)
+    # Embedded before the record was kept: judged by the model its vectors file names.
+    for doc, model in (("c.md", "model-before"), ("d.md", MODEL)):
+        write_table_atomic(
+            layout.partition_path("chunk_embeddings", doc), pa.table({"document_id": [doc], "model": [model]})
+        )
+        os.utime(layout.partition_path("chunk_embeddings", doc), ns=(2_000, 2_000))
+
+    def plan(model: str | None) -> UpdatePlan:
+        return _unchanged(layout, ("a.md", "b.md", "c.md", "d.md"), model)
+
+    assert plan(MODEL).reembed == ("a.md", "c.md") and plan(MODEL).pending == ("a.md", "c.md")
+    assert plan(MODEL).unchanged == 2
+    assert "2 to re-embed (embedding model changed)" in plan(MODEL).summary()
+    assert plan(None).reembed == ()  # a model not known here (a provider without its key)
+    # The files were read once: what they name is recorded for the next plans.
+    assert state.embedded_with() == {
+        "a.md": "model-before",
+        "b.md": MODEL,
+        "c.md": "model-before",
+        "d.md": MODEL,
+    }
+    state.forget(["a.md"])  # a removed document's record goes with it
+    assert "a.md" not in state.embedded_with()
 
 
 def test_contiguous_ranges_merge_closest_gaps() -> None:

@@ -19,7 +19,12 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.chunking import chunking_key
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
-from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
+from graphunified_assets.lib.ingest.update_plan import (
+    UpdatePlan,
+    configured_model,
+    contiguous_ranges,
+    plan_update,
+)
 from graphunified_assets.ops.input_guard import adopt_input, input_problem
 from graphunified_assets.ops.run_home import home_tags
 from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
@@ -58,6 +63,7 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
         layout=graphunified.layout,
         downstream_tables=DOWNSTREAM_TABLES,
         chunking=chunking_key(graphunified.settings.chunking),
+        model=configured_model(graphunified.settings.embedding, graphunified.environ()),
     )
     for issue in scan.problems:
         context.log.warning(f"{issue.source}: {issue.reason}")

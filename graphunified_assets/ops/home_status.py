@@ -9,6 +9,7 @@ Dagster, so `status` is quick and works on a home whose runs failed.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import lancedb
 from graphunified_assets.lib.ingest.chunking import chunking_key
 from graphunified_assets.lib.ingest.index_state import Failure, IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
-from graphunified_assets.lib.ingest.update_plan import UpdatePlan, plan_update
+from graphunified_assets.lib.ingest.update_plan import UpdatePlan, configured_model, plan_update
 from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNK_VECTORS, CHUNKS, EXTRACTIONS, MANIFEST
 from graphunified_query.core.layout import HomeLayout, refresh_command
 from graphunified_query.core.settings.model import load_settings
@@ -124,13 +125,15 @@ def home_status(layout: HomeLayout, input_dir: Path) -> HomeStatus:
     if input_dir.is_dir():
         scan = scan_input(input_dir)
         scanned = {k: d.content_hash for k, d in scan.documents.items()}
+        settings = load_settings(layout.home)
         plan = plan_update(
             scanned,
             indexed,
             list(indexed),
             layout=layout,
             downstream_tables=DOWNSTREAM_TABLES,
-            chunking=chunking_key(load_settings(layout.home).chunking),
+            chunking=chunking_key(settings.chunking),
+            model=configured_model(settings.embedding, os.environ),
             state=state,
         )
     return HomeStatus(

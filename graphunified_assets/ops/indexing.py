@@ -137,7 +137,7 @@ def _index(
     for message in [*check_sqlite_files(layout), *check.messages()]:
         echo(message)
     echo("loading the embedding model and reading the input folder")
-    resource.embedder()  # a model of embedding.models that cannot load stops here, before any run
+    model = resource.embedder().model_name  # a model that cannot load stops here, before any run
     scan = scan_input(resource.input_path)
     for problem in scan.problems:
         echo(f"skipped {problem.source}: {problem.reason}")
@@ -153,6 +153,7 @@ def _index(
         layout=layout,
         downstream_tables=DOWNSTREAM_TABLES,
         chunking=chunking_key(resource.settings.chunking),
+        model=model,
     )
     echo(f"{resource.input_path}: {plan.summary()}")
     if plan.pending and resource.uses_claude():

@@ -153,6 +153,11 @@ class QueryEngine:
             layout = HomeLayout.at(home)
             settings = load_settings(layout.home, environ=environ)
             snapshot = load_snapshot(layout.home)
+        # Queries embed with the variant the home's vectors were made with (a home built before
+        # the default changed answers until its next `index` re-embeds it).
+        settings = settings.model_copy(
+            update={"embedding": settings.embedding.with_recorded_variants(snapshot.model)}
+        )
         embedder = make_embedder(settings.embedding, environ)
         llm = resolve_llm(settings, cache=layout.llm_cache, environ=environ)
         generation = settings.query.generation

@@ -58,6 +58,8 @@ def reloaded(engine: QueryEngine, *, skip: frozenset[int] = frozenset()) -> Quer
     snapshot = engine.source.newer_snapshot(engine.snapshot.generation, skip)
     if snapshot is None:
         return None
+    if snapshot.model != engine.embedder.model_name:  # re-embedded with another model or variant
+        return type(engine).open(engine.source.home, environ=engine.source.environ)
     successor = type(engine)(
         snapshot,
         engine.settings,

@@ -24,6 +24,7 @@ from graphunified_query.routing.labels import Labelled, ResultsError, load_resul
 from graphunified_query.routing.model import LearnedModel, model_path
 from graphunified_query.routing.rules import Router
 from graphunified_query.snapshot.loader import load_snapshot
+from graphunified_query.snapshot.model import Snapshot
 from graphunified_query.strategies.entity_linking import name_index
 
 
@@ -73,17 +74,29 @@ def train_router(
             f"--home {home}: no such folder; point it at the data home `auto` should route for."
         )
     examples = labelled_from(results, questions)
-    embedder = make_embedder(load_settings(home, environ=environ).embedding, environ)
-    model = train(examples, embedder, home_router(home, environ))
+    snapshot = _home_snapshot(home, environ)
+    settings = load_settings(home, environ=environ).embedding
+    if snapshot is not None:  # embedded as `ask` embeds on this home: the variant of its vectors
+        settings = settings.with_recorded_variants(snapshot.model)
+    model = train(examples, make_embedder(settings, environ), _router_over(snapshot))
     return model, model.save(model_path(home))
 
 
 def home_router(home: Path, environ: Mapping[str, str] = os.environ) -> Router:
     """The rule router reading the home's entity names, as `auto` does when it serves the home, so
     the features trained on are those served (capitals alone when the home holds no index yet)."""
+    return _router_over(_home_snapshot(home, environ))
+
+
+def _home_snapshot(home: Path, environ: Mapping[str, str]) -> Snapshot | None:
     try:
-        snapshot = load_snapshot(home, environ=environ)
-    except StoreError:
+        return load_snapshot(home, environ=environ)
+    except StoreError:  # no index yet
+        return None
+
+
+def _router_over(snapshot: Snapshot | None) -> Router:
+    if snapshot is None:
         return Router()
     return Router(names=lambda: name_index(snapshot))
 

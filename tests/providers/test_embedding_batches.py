@@ -123,7 +123,7 @@ def test_planned_batches_cover_the_order_and_pay_padding_only_when_a_batch_costs
 
 
 def test_the_optimized_variant_without_onnx_is_a_one_line_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv("GRAPHUNIFIED_CACHE_DIR", str(tmp_path))  # nothing built yet: it must build
     for module in ("onnx", "onnxruntime.transformers", "onnxruntime.quantization"):
@@ -131,3 +131,5 @@ def test_the_optimized_variant_without_onnx_is_a_one_line_error(
     with pytest.raises(EmbeddingError, match="pip install onnx`, or set variant: shipped"):
         LocalMiniLMEmbedder(variant="optimized")
     assert not list(tmp_path.rglob("*.onnx"))  # no half-built file left behind
+    # The first use says why it pauses (a silent 15 s at the first `index` surprised).
+    assert f"building MiniLM's optimized variant once into {tmp_path}" in caplog.text

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from graphunified_query.cli import main
+from graphunified_query.core.embedding_models import LOCAL_MODELS
 from graphunified_query.core.providers.embedding import Embedder, make_embedder
 from graphunified_query.core.settings.model import EmbeddingSettings, QuerySettings
 from graphunified_query.engine.query_engine import QueryEngine
-from graphunified_query.routing.command import train
+from graphunified_query.routing.command import train, train_router
 from graphunified_query.routing.features import QuestionFeatures
 from graphunified_query.routing.fit import cross_validate, fit_selected, folds
 from graphunified_query.routing.labels import Labelled, Outcome, best_strategy, load_results
@@ -188,9 +189,9 @@ def test_train_router_on_a_bad_file_names_the_file_and_field(
     assert "questions.*[].question" in err and "--questions" in err and str(bad) in err
 
 
-def test_train_router_cli_reads_question_texts_from_the_set(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _synthetic_set(folder: Path) -> Path:
+    """The synthetic examples as an eval set in ``folder``: its results.json (returned), naming the
+    folder, and its questions.jsonl."""
     examples = _synthetic()
     records = {
         s: [
@@ -199,14 +200,38 @@ def test_train_router_cli_reads_question_texts_from_the_set(
         ]
         for s in STRATEGIES
     }
-    results = tmp_path / "results.json"
-    results.write_text(json.dumps(_results(records) | {"dataset_folder": str(tmp_path)}))
-    (tmp_path / "questions.jsonl").write_text(
+    results = folder / "results.json"
+    results.write_text(json.dumps(_results(records) | {"dataset_folder": str(folder)}))
+    (folder / "questions.jsonl").write_text(
         "".join(json.dumps({"id": e.question_id, "question": e.question}) + "\n" for e in examples)
     )
-    assert load_results(results)[0].question == examples[0].question
+    return results
+
+
+def test_train_router_cli_reads_question_texts_from_the_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = _synthetic_set(tmp_path)
+    assert load_results(results)[0].question == _synthetic()[0].question
     assert main(["train-router", str(results), "--home", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "learned router (CV) 100.0" in out, out
     assert "hipporag: cue:path" in out, out  # the cue that decides tops the inspectable features
     assert load_model(model_path(tmp_path)).sources == (str(results),)
+
+
+def test_train_router_embeds_with_the_variant_the_home_was_built_with(
+    built_home: Path, tmp_path: Path
+) -> None:
+    """`ask` embeds with the variant a home's vectors were made with; a router trained with the
+    configured one instead was refused by `ask` until the home was re-indexed."""
+    home = tmp_path / "home"
+    shutil.copytree(built_home, home, ignore=shutil.ignore_patterns("dagster"))
+    built = QueryEngine.open(home, environ={}).embedder.model_name
+    other = next(v.name for v in LOCAL_MODELS["all-MiniLM-L6-v2"].variants if v.suffix not in built)
+    (home / "settings.yaml").write_text(
+        f"embedding:\n  models:\n    - name: all-MiniLM-L6-v2\n      variant: {other}\n", encoding="utf-8"
+    )
+    model, _ = train_router([_synthetic_set(tmp_path)], home, environ={})
+    assert model.embedder_model == built
+    assert QueryEngine.open(home, environ={}).router.kind == "learned"

@@ -57,9 +57,13 @@ def chunk_embeddings(
     done = sum(1 for row in rows if row is not None)  # what was embedded, not just tried
     lost = f", {len(failed)} document(s) failed" if failed else ""
     context.log.info(f"embedded {done}/{len(texts)} chunks{lost} ({time.perf_counter() - started:.1f}s)")
-    record_failures(context, IndexState(graphunified.layout.index_state), STAGE, failed, what="embedding")
+    state = IndexState(graphunified.layout.index_state)
+    record_failures(context, state, STAGE, failed, what="embedding")
     # A document that failed in one slice is dropped whole, even if its other chunks embedded.
     kept = [i for i, document_id in enumerate(documents) if document_id not in failed]
+    # With which model: another one makes these documents pending (`plan_update`). Every
+    # document of the run, also one without chunks (it has nothing to re-embed either).
+    state.mark_embedded([k for k in context.partition_keys if k not in failed], embedder.model_name)
     embedded = embedder.texts_embedded - embedded_before
     context.add_output_metadata(
         {

@@ -35,19 +35,28 @@ def graph(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource)
     relationships = read_table(
         layout.table_path(RELATIONSHIPS), columns=["source_id", "target_id", "text_unit_ids"]
     )
+    embedder = graphunified.embedder()
+    # The threshold is a cosine of the first model's (fused: that model alone, primary_embedder).
+    names_embedder = primary_embedder(embedder)
+    # What the carried-over edges were computed under: another model or threshold compares every
+    # name again (the edges of a model change would otherwise stay the old model's).
+    key = {
+        b"model": names_embedder.model_name.encode(),
+        b"synonyms": f"{settings.synonym_threshold}:{settings.synonym_neighbours}".encode(),
+    }
     synonyms_path = layout.table_path(SYNONYMS)
-    previous = read_table(synonyms_path) if synonyms_path.exists() else None
     covered_path = layout.table_path(f"{SYNONYMS}_covered")
-    previous_ids = set(read_table(covered_path).column("id").to_pylist()) if covered_path.exists() else None
+    covered = read_table(covered_path) if covered_path.exists() else None
+    same = covered is not None and synonyms_path.exists() and covered.schema.metadata == key
+    previous = read_table(synonyms_path) if same else None
+    previous_ids = set(covered.column("id").to_pylist()) if same and covered is not None else None
     # Dates and numbers embed close to their neighbours ("1894" ~ "1895") without being synonyms.
     named = entities.filter(pc.invert(pc.is_in(entities.column("type"), pa.array(list(UNNAMED_TYPES)))))
     ids = named.column("id").to_pylist()
-    embedder = graphunified.embedder()
     synonyms = synonym_edges(
         ids,
         named.column("title").to_pylist(),
-        # The threshold is a cosine of the first model's (fused: that model alone, primary_embedder).
-        embed=primary_embedder(embedder).embed,
+        embed=names_embedder.embed,
         threshold=settings.synonym_threshold,
         neighbours=settings.synonym_neighbours,
         previous=previous,
@@ -55,7 +64,7 @@ def graph(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource)
     )
     edges = graph_edges(entities, relationships, synonyms)
     write_table_atomic(synonyms_path, synonyms)
-    write_table_atomic(covered_path, named.select(["id"]))
+    write_table_atomic(covered_path, named.select(["id"]).replace_schema_metadata(key))
     write_table_atomic(layout.table_path(GRAPH_EDGES), edges)
     kinds = edges.group_by("kind").aggregate([("kind", "count")]).to_pylist()
     new_names = len(ids) - len((previous_ids or set()) & set(ids))

@@ -4,6 +4,8 @@
   ``documents`` asset; the sensor and ``index`` compare the input folder against it.
 - ``chunked_with``: the chunker's settings (`chunking.chunking_key`) each document was last
   chunked with: a change re-chunks it though its content hash did not change.
+- ``embedded_with``: the embedding model (its recorded name) each document's chunks were last
+  embedded with: another model (a changed `embedding.models`, or a new default) re-embeds them.
 - ``failures``: every document or record that could not be processed, with the reason, so a
   bad file is visible (CLI, Dagster metadata) and retried on the next run instead of lost.
 """
@@ -33,6 +35,7 @@ create table if not exists failures (
 );
 create table if not exists parse_failed (document_id text primary key, content_hash text not null);
 create table if not exists chunked_with (document_id text primary key, chunking text not null);
+create table if not exists embedded_with (document_id text primary key, model text not null);
 """
 
 
@@ -88,6 +91,7 @@ class IndexState:
             db.executemany("delete from indexed_documents where document_id = ?", ids)
             db.executemany("delete from parse_failed where document_id = ?", ids)
             db.executemany("delete from chunked_with where document_id = ?", ids)
+            db.executemany("delete from embedded_with where document_id = ?", ids)
 
     def mark_chunked(self, document_ids: Iterable[str], chunking: str) -> None:
         with self._connect() as db:
@@ -98,6 +102,19 @@ class IndexState:
     def chunked_with(self) -> dict[str, str]:
         with self._connect() as db:
             return dict(db.execute("select document_id, chunking from chunked_with"))
+
+    def mark_embedded(self, document_ids: Iterable[str], model: str) -> None:
+        with self._connect() as db:
+            db.executemany(
+                "insert or replace into embedded_with values (?, ?)", ((d, model) for d in document_ids)
+            )
+
+    def embedded_with(self) -> dict[str, str]:
+        with self._connect() as db:
+            try:
+                return dict(db.execute("select document_id, model from embedded_with"))
+            except sqlite3.OperationalError:  # a state older than the table, opened read-only
+                return {}
 
     def mark_parse_failed(self, hashes: dict[str, str], parsed: Iterable[str]) -> None:
         """Content that failed to parse: not retried (nor a refresh run) until it changes."""

@@ -1,19 +1,26 @@
 """Compare the input folder with what is indexed: which documents are new, changed, removed.
 
 A document is pending when its content hash differs from the indexed one, when it was chunked
-with other chunker settings than the current ones (``chunking.size`` changed: `chunking_key`), or
-when one of its downstream per-document files is missing or older than its ``documents`` file (a
-run that failed half-way). Everything else is untouched — not even read.
+with other chunker settings than the current ones (``chunking.size`` changed: `chunking_key`), when
+its chunks were embedded with another model than the configured one (`embedding.models` or its
+default changed: every vector must come from one model), or when one of its downstream
+per-document files is missing or older than its ``documents`` file (a run that failed half-way).
+Everything else is untouched — not even read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from graphunified_assets.lib.ingest.index_state import IndexState
-from graphunified_query.core.artifacts import DOCUMENTS
+from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, DOCUMENTS
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers.embedding import EmbeddingError, make_embedder
+from graphunified_query.core.settings.embedding import EmbeddingSettings
 
 
 @dataclass(frozen=True)
@@ -24,13 +31,16 @@ class UpdatePlan:
     removed: tuple[str, ...]
     unchanged: int
     rechunk: tuple[str, ...] = ()  # content unchanged, chunked with other chunking settings
+    reembed: tuple[str, ...] = ()  # content unchanged, embedded with another model
 
     @property
     def pending(self) -> tuple[str, ...]:
-        return self.new + self.changed + self.rechunk + self.incomplete
+        return self.new + self.changed + self.rechunk + self.reembed + self.incomplete
 
     def summary(self) -> str:
         rechunk = f"{len(self.rechunk)} to re-chunk (chunking settings changed), " if self.rechunk else ""
+        if self.reembed:
+            rechunk += f"{len(self.reembed)} to re-embed (embedding model changed), "
         return (
             f"{len(self.new)} new, {len(self.changed)} changed, {rechunk}{len(self.incomplete)} incomplete, "
             f"{len(self.removed)} removed, {self.unchanged} unchanged"
@@ -45,11 +55,13 @@ def plan_update(
     layout: HomeLayout,
     downstream_tables: Sequence[str],
     chunking: str,
+    model: str | None,
     state: IndexState | None = None,
 ) -> UpdatePlan:
     """``scanned`` and ``indexed`` map document ids to content hashes; ``chunking`` is the current
     `chunking_key` (a document with no record of its own was chunked before they were kept: as now);
-    ``state`` the home's index state (default: opened for writing)."""
+    ``model`` the configured embedder's recorded name (None: not known, not compared); ``state``
+    the home's index state (default: opened for writing)."""
     live = set(live_partitions)
     state = state or IndexState(layout.index_state)
     # Content that failed to parse fails again: it waits for a change (or `index --refresh`).
@@ -66,11 +78,53 @@ def plan_update(
     )
     settled = [k for k in scanned if k not in new and k not in changed and k not in rechunk]
     incomplete = sorted(k for k in settled if _is_incomplete(k, layout, downstream_tables))
+    reembed = _embedded_otherwise(sorted(set(settled) - set(incomplete)), model, layout, state)
     removed = sorted((live | set(indexed)) - set(scanned))
-    unchanged = len(settled) - len(incomplete)
+    unchanged = len(settled) - len(incomplete) - len(reembed)
     return UpdatePlan(
-        tuple(new), tuple(changed), tuple(incomplete), tuple(removed), unchanged, tuple(rechunk)
+        tuple(new),
+        tuple(changed),
+        tuple(incomplete),
+        tuple(removed),
+        unchanged,
+        tuple(rechunk),
+        tuple(reembed),
     )
+
+
+def configured_model(settings: EmbeddingSettings, environ: Mapping[str, str]) -> str | None:
+    """The recorded name of the embedder ``settings`` configure (no model is run), None when it
+    cannot be built here (a missing key: the run that embeds says so)."""
+    try:
+        return make_embedder(settings, environ).model_name
+    except EmbeddingError:
+        return None
+
+
+def _embedded_otherwise(
+    documents: Sequence[str], model: str | None, layout: HomeLayout, state: IndexState
+) -> list[str]:
+    """The documents whose chunk vectors another model made. A document with no record (embedded
+    before records were kept) is judged by the model its vectors file names, and recorded so (a
+    writable state): the files are read once, not on every `index`, sensor tick or `status`."""
+    if model is None:
+        return []
+    recorded = state.embedded_with()
+    found = {k: _file_model(layout, k) for k in documents if k not in recorded}
+    if not state.read_only:
+        for made_with in {m for m in found.values() if m is not None}:
+            state.mark_embedded([k for k, m in found.items() if m == made_with], made_with)
+    made = recorded | found
+    return [k for k in documents if made.get(k) not in (None, model)]
+
+
+def _file_model(layout: HomeLayout, document_id: str) -> str | None:
+    """The model named by the first row of a document's chunk vectors (None: no rows)."""
+    try:
+        column = pq.read_table(layout.partition_path(CHUNK_EMBEDDINGS, document_id), columns=["model"])
+    except (OSError, pa.ArrowException, KeyError):
+        return None
+    return column.column("model")[0].as_py() if column.num_rows else None
 
 
 def _is_incomplete(document_id: str, layout: HomeLayout, downstream_tables: Sequence[str]) -> bool:

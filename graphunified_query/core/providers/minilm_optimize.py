@@ -20,6 +20,7 @@ from the installed wheel's file only (no download):
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 import threading
@@ -31,6 +32,7 @@ from graphunified_query.core.cache_dir import cache_base
 RECIPE = "fold-bertfuse-dyn-int8-perchannel-ffnout-fp32-v2"
 NUM_HEADS, HIDDEN_SIZE, LAYERS = 12, 384, 6  # all-MiniLM-L6-v2
 _lock = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 def optimized_model(source: Path, cache: Path | None = None) -> Path:
@@ -43,6 +45,8 @@ def optimized_model(source: Path, cache: Path | None = None) -> Path:
     target = folder / f"optimized-{key}.onnx"
     with _lock:
         if not target.exists():
+            # Said before it happens: the first `index` or `ask` pauses here, once per machine.
+            log.warning(f"building MiniLM's optimized variant once into {target} (about 15 s, no download)")
             folder.mkdir(parents=True, exist_ok=True)
             _build(source, target)
     return target

@@ -5,6 +5,7 @@ this section alone; `settings.Settings` holds it as `embedding`.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -107,6 +108,23 @@ class EmbeddingSettings(Section):
         if len(set(names)) != len(names):
             raise ValueError(f"embedding.models names a model twice: {names}")
         return models
+
+    def with_recorded_variants(self, recorded: str) -> EmbeddingSettings:
+        """These settings with each model run as the variant ``recorded`` (the model name a home's
+        vectors were made under) names, where it names another one: a home built before the default
+        variant changed, or before `variant` was set, keeps answering with the vectors' own variant
+        until its next `index` re-embeds it. Names are matched as the embedders write them: the
+        model's name and the variant's suffix, then the end, a fused weight (``:``) or prefixes (``[``)."""
+        models = []
+        for entry in self.models:
+            variants = LOCAL_MODELS[entry.name].variants
+            named = [
+                v.name
+                for v in variants
+                if re.search(re.escape(entry.name + v.suffix) + r"(?=$|[:\[])", recorded)
+            ]
+            models.append(entry.model_copy(update={"variant": named[0]}) if len(named) == 1 else entry)
+        return self.model_copy(update={"models": tuple(models)})
 
     def composed(self, local: bool) -> frozenset[str]:
         """The tables composed from their sentences (`composed_vectors`); ``local``: the resolved
