@@ -41,7 +41,7 @@ def _instance(folder: Path, config: dict[str, Any]) -> dg.DagsterInstance:
     return dg.DagsterInstance.from_config(str(folder))
 
 
-def _per_event_ms(instance: dg.DagsterInstance, events: int) -> dict[str, float]:
+def per_event_ms(instance: dg.DagsterInstance, events: int) -> dict[str, float]:
     run = instance.create_run_for_job(dg.GraphDefinition("bench", node_defs=[]).to_job())
     times = []
     for i in range(events):
@@ -64,7 +64,7 @@ def measure(events: int) -> dict[str, Any]:
     )
     results: dict[str, Any] = {"events": events}
     with tempfile.TemporaryDirectory(prefix="graphunified-run-storage-") as scratch:
-        results["sqlite_pooled"] = _per_event_ms(_instance(Path(scratch) / "sqlite", sqlite_config), events)
+        results["sqlite_pooled"] = per_event_ms(_instance(Path(scratch) / "sqlite", sqlite_config), events)
         os.environ["DAGSTER_PG_PASSWORD"] = PG_PASSWORD
         with postgres_server(fsync=True) as postgres:
             db = postgres_config["run_storage"]["config"]["postgres_db"]  # the three stores' one mapping
@@ -80,7 +80,7 @@ def measure(events: int) -> dict[str, Any]:
             }
             for name, config in variants.items():
                 instance = _instance(Path(scratch) / name, config)
-                results[name] = _per_event_ms(instance, events)
+                results[name] = per_event_ms(instance, events)
                 instance.dispose()
     results["ratio_postgres_to_sqlite"] = round(
         results["postgres_deploy"]["median_ms"] / results["sqlite_pooled"]["median_ms"], 2

@@ -1,5 +1,6 @@
-"""Real Redis and PostgreSQL servers on 127.0.0.1 for the Celery test: Debian's `redis-server` and
-`postgresql` (`make deploy-deps` installs both), PostgreSQL's `initdb` into a temporary folder.
+"""Real Redis and PostgreSQL servers on 127.0.0.1 for the Celery test and bench/cluster.py: Debian's
+`redis-server` and `postgresql` (`make deploy-deps` installs both), PostgreSQL's `initdb` into a
+temporary folder, and `graphunified worker` processes for homes whose runs are kept there.
 Nothing is faked: the pipeline talks to them over sockets as it would to a cluster's."""
 
 from __future__ import annotations
@@ -7,15 +8,25 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pyarrow.parquet as pq
+import yaml
+
+from tests.ui.dagster_dev import wait
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # A PostgreSQL built into /usr/local, else Debian's (its binaries are not on PATH), newest first.
 PG_BINS = (Path("/usr/local/bin"), *sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True))
@@ -119,10 +130,29 @@ def postgres_server(*, fsync: bool = False) -> Iterator[dict[str, object]]:
     process = subprocess.Popen(_as_postgres(args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_port(port, process, "postgres")
+        _wait_accepting(port, process)
         yield _postgres_db(port, "postgres")  # initdb's own database: no client binary needed
     finally:
         _stop(process)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _wait_accepting(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    """Until a login succeeds: PostgreSQL listens before it accepts ("the database system is
+    starting up"), for seconds under load."""
+    import psycopg2
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            psycopg2.connect(
+                host="127.0.0.1", port=port, user=PG_USER, password=PG_PASSWORD, dbname="postgres"
+            ).close()
+            return
+        except psycopg2.OperationalError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def _postgres_db(port: int, db_name: str) -> dict[str, object]:
@@ -134,3 +164,122 @@ def _postgres_db(port: int, db_name: str) -> dict[str, object]:
         "db_name": db_name,
         "scheme": "postgresql+psycopg2",
     }
+
+
+@dataclass
+class Cluster:
+    broker: str
+    postgres: dict[str, object]
+    root: Path
+    workers: list[subprocess.Popen[bytes]]
+
+    def environ(self, home: Path, *, executor: str = "celery") -> dict[str, str]:
+        return {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "GRAPHUNIFIED_EXECUTOR": executor,
+            "GRAPHUNIFIED_HOME": str(home),
+            "DAGSTER_HOME": str(home / "dagster"),
+            "CELERY_BROKER_URL": self.broker,
+            "DAGSTER_PG_PASSWORD": PG_PASSWORD,
+        }
+
+    def home(self, name: str) -> Path:
+        """A home whose Dagster instance keeps its runs in Postgres (a database of its own)."""
+        import psycopg2
+
+        home = self.root / name
+        (home / "dagster").mkdir(parents=True)
+        db = f"home_{name.replace('-', '_')}"
+        conn = psycopg2.connect(
+            host="127.0.0.1",
+            port=self.postgres["port"],
+            user="dagster",
+            password=PG_PASSWORD,
+            dbname="postgres",
+        )
+        conn.autocommit = True
+        conn.cursor().execute(f"CREATE DATABASE {db}")
+        conn.close()
+        # deploy/celery/dagster.yaml, loaded as the home's instance: only the server's address differs.
+        instance = yaml.safe_load((ROOT / "deploy" / "celery" / "dagster.yaml").read_text(encoding="utf-8"))
+        postgres_db = instance["run_storage"]["config"]["postgres_db"]  # the three stores' one mapping
+        postgres_db.update(hostname=self.postgres["hostname"], port=self.postgres["port"], db_name=db)
+        (home / "dagster" / "dagster.yaml").write_text(yaml.safe_dump(instance), encoding="utf-8")
+        return home
+
+    def log(self, worker: int) -> str:
+        return (self.root / f"worker-{worker}.log").read_text(errors="replace")
+
+    def start_workers(self, homes: list[Path]) -> None:
+        """One worker per entry of ``homes``, started together; back once all consume."""
+        for home in homes:
+            number = len(self.workers)
+            self.workers.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "graphunified", "worker", "--name", f"w{number}"],
+                    env=self.environ(home),
+                    stdout=(self.root / f"worker-{number}.log").open("wb"),
+                    stderr=subprocess.STDOUT,
+                    cwd=self.root,
+                )
+            )
+        for number, worker in enumerate(self.workers):
+
+            def ready(number: int = number, worker: subprocess.Popen[bytes] = worker) -> bool:
+                if worker.poll() is not None:
+                    raise AssertionError(f"worker {number} exited:\n{self.log(number)[-3000:]}")
+                return " ready." in self.log(number)  # Celery's banner once it consumes
+
+            wait(f"worker {number}", ready, 120, 0.1)
+
+    def stop_workers(self) -> None:
+        for worker in self.workers:
+            if worker.poll() is None:
+                worker.send_signal(signal.SIGQUIT)  # Celery's cold shutdown: no waiting for tasks
+        for worker in self.workers:
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+
+    def index(self, home: Path, input_dir: Path, *, executor: str = "celery") -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "graphunified", "index", "--input", str(input_dir), "--home", str(home)],
+            env=self.environ(home, executor=executor),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=self.root,
+        )
+
+    def received(self, *workers: int) -> int:
+        """Steps the ``workers`` were handed so far."""
+        return sum(self.log(w).count(" received") for w in workers)
+
+
+def tables(home: Path) -> dict[str, int]:
+    """Rows of every global table, and of every per-document table summed over its documents."""
+    rows: dict[str, int] = {}
+    for path in (home / "tables").rglob("*.parquet"):
+        name = path.parent.name if path.parent != home / "tables" else path.stem
+        rows[name] = rows.get(name, 0) + pq.read_metadata(path).num_rows
+    return rows
+
+
+def ask(home: Path, question: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphunified", "ask", question, "--home", str(home), "--retrieve-only"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def retrieved_contexts(asked: subprocess.Popen[str]) -> str:
+    """The retrieved contexts, without the timing line."""
+    out, err = asked.communicate(timeout=300)
+    assert asked.returncode == 0, err
+    return "\n".join(line for line in out.splitlines() if " ms" not in line)

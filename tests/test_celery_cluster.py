@@ -17,20 +17,26 @@ import hashlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
-import yaml
 
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS
 from graphunified_assets.ops.run_home import HOME_ID_TAG, HOME_TAG
-from tests.cluster_services import PG_PASSWORD, missing_services, postgres_server, redis_server, started
+from tests.cluster_services import (
+    Cluster,
+    ask,
+    missing_services,
+    postgres_server,
+    redis_server,
+    retrieved_contexts,
+    started,
+    tables,
+)
 from tests.conftest import SAMPLE_DOCS
 from tests.ui.dagster_dev import FINISHED, LOCATION, DagsterDev, dagster_dev, wait
 
@@ -43,88 +49,6 @@ NEW_QUESTION = "Who built the Carrow Lighthouse?"
 pytestmark = pytest.mark.skipif(missing_services() is not None, reason=missing_services() or "")
 
 
-@dataclass
-class Cluster:
-    broker: str
-    postgres: dict[str, object]
-    root: Path
-    workers: list[subprocess.Popen[bytes]]
-
-    def environ(self, home: Path, *, executor: str = "celery") -> dict[str, str]:
-        return {
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "GRAPHUNIFIED_EXECUTOR": executor,
-            "GRAPHUNIFIED_HOME": str(home),
-            "DAGSTER_HOME": str(home / "dagster"),
-            "CELERY_BROKER_URL": self.broker,
-            "DAGSTER_PG_PASSWORD": PG_PASSWORD,
-        }
-
-    def home(self, name: str) -> Path:
-        """A home whose Dagster instance keeps its runs in Postgres (a database of its own)."""
-        import psycopg2
-
-        home = self.root / name
-        (home / "dagster").mkdir(parents=True)
-        db = f"home_{name.replace('-', '_')}"
-        conn = psycopg2.connect(
-            host="127.0.0.1",
-            port=self.postgres["port"],
-            user="dagster",
-            password=PG_PASSWORD,
-            dbname="postgres",
-        )
-        conn.autocommit = True
-        conn.cursor().execute(f"CREATE DATABASE {db}")
-        conn.close()
-        # deploy/celery/dagster.yaml, loaded as the home's instance: only the server's address differs.
-        instance = yaml.safe_load((ROOT / "deploy" / "celery" / "dagster.yaml").read_text(encoding="utf-8"))
-        postgres_db = instance["run_storage"]["config"]["postgres_db"]  # the three stores' one mapping
-        postgres_db.update(hostname=self.postgres["hostname"], port=self.postgres["port"], db_name=db)
-        (home / "dagster" / "dagster.yaml").write_text(yaml.safe_dump(instance), encoding="utf-8")
-        return home
-
-    def log(self, worker: int) -> str:
-        return (self.root / f"worker-{worker}.log").read_text(errors="replace")
-
-    def start_workers(self, homes: list[Path]) -> None:
-        """One worker per entry of ``homes``, started together; back once all consume."""
-        for home in homes:
-            number = len(self.workers)
-            self.workers.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "graphunified", "worker", "--name", f"w{number}"],
-                    env=self.environ(home),
-                    stdout=(self.root / f"worker-{number}.log").open("wb"),
-                    stderr=subprocess.STDOUT,
-                    cwd=self.root,
-                )
-            )
-        for number, worker in enumerate(self.workers):
-
-            def ready(number: int = number, worker: subprocess.Popen[bytes] = worker) -> bool:
-                if worker.poll() is not None:
-                    raise AssertionError(f"worker {number} exited:\n{self.log(number)[-3000:]}")
-                return " ready." in self.log(number)  # Celery's banner once it consumes
-
-            wait(f"worker {number}", ready, 120, 0.1)
-
-    def index(self, home: Path, input_dir: Path, *, executor: str = "celery") -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [sys.executable, "-m", "graphunified", "index", "--input", str(input_dir), "--home", str(home)],
-            env=self.environ(home, executor=executor),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            cwd=self.root,
-        )
-
-    def received(self, *workers: int) -> int:
-        """Steps the ``workers`` were handed so far."""
-        return sum(self.log(w).count(" received") for w in workers)
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     root = tmp_path_factory.mktemp("cluster")
@@ -133,15 +57,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         try:
             yield cluster
         finally:
-            for worker in cluster.workers:
-                if worker.poll() is None:
-                    worker.send_signal(signal.SIGQUIT)  # Celery's cold shutdown: no waiting for tasks
-            for worker in cluster.workers:
-                try:
-                    worker.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    worker.kill()
-                    worker.wait()
+            cluster.stop_workers()
 
 
 def _copy_sample(folder: Path) -> Path:
@@ -158,32 +74,6 @@ def _snapshot(home: Path) -> dict[str, str]:
         for p in sorted(home.rglob("*"))
         if p.is_file() and "dagster" not in p.relative_to(home).parts
     }
-
-
-def _tables(home: Path) -> dict[str, int]:
-    """Rows of every global table, and of every per-document table summed over its documents."""
-    rows: dict[str, int] = {}
-    for path in (home / "tables").rglob("*.parquet"):
-        name = path.parent.name if path.parent != home / "tables" else path.stem
-        rows[name] = rows.get(name, 0) + pq.read_metadata(path).num_rows
-    return rows
-
-
-def _ask(home: Path, question: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "graphunified", "ask", question, "--home", str(home), "--retrieve-only"],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _contexts(asked: subprocess.Popen[str]) -> str:
-    """The retrieved contexts, without the timing line."""
-    out, err = asked.communicate(timeout=300)
-    assert asked.returncode == 0, err
-    return "\n".join(line for line in out.splitlines() if " ms" not in line)
 
 
 def _finished(process: subprocess.Popen[str], timeout: float = 600) -> tuple[int, str]:
@@ -240,8 +130,8 @@ def built(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Built:
     assert status == 0, out[-3000:]
     rerun = _finished(cluster.index(home_b, inputs_b))
     assert rerun[0] == 0, f"`index` after the killed build failed:\n{killed[1][-2000:]}\n{rerun[1][-3000:]}"
-    asked = _ask(home_a, QUESTION), _ask(home_b, QUESTION)
-    contexts = _contexts(asked[0]), _contexts(asked[1])
+    asked = ask(home_a, QUESTION), ask(home_b, QUESTION)
+    contexts = retrieved_contexts(asked[0]), retrieved_contexts(asked[1])
     return Built(
         home_a,
         home_b,
@@ -249,7 +139,7 @@ def built(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Built:
         a_files=_snapshot(home_a),  # after its `ask`, which caches query-side snapshots in the home
         killed=killed,
         rerun=rerun,
-        tables=(_tables(home_a), _tables(home_b)),
+        tables=(tables(home_a), tables(home_b)),
         contexts=contexts,
     )
 
@@ -326,7 +216,7 @@ def test_a_dropped_file_is_indexed_by_the_sensor_and_refreshed_on_the_workers(
     for run in sensor_path:
         assert _tags(run)[HOME_TAG] == str(built.home_b), run
     assert cluster.received(1, 2) > dev.received  # their steps ran on B's workers
-    assert "Ada Penrose" in _contexts(_ask(built.home_b, NEW_QUESTION))
+    assert "Ada Penrose" in retrieved_contexts(ask(built.home_b, NEW_QUESTION))
 
 
 def test_a_ui_materialize_run_carries_its_home_to_the_workers(

@@ -1,24 +1,61 @@
 """An S3-compatible server on 127.0.0.1: moto's, which speaks the real S3 REST protocol.
 
 pyarrow's S3 filesystem and LanceDB's object-store layer talk to it over a socket exactly as
-they would to AWS, MinIO or R2; nothing in the code under test is replaced.
+they would to AWS, MinIO or R2; nothing in the code under test is replaced. Like Ceph's radosgw
+16 (and unlike AWS and moto), it refuses an upload without a Content-Length, so a client that
+streams uploads of unknown length fails here as it would there.
 """
 
 from __future__ import annotations
 
 import urllib.request
+from collections.abc import Callable, Iterable
 from types import TracebackType
+from typing import Any
 
 import boto3
-from moto.server import ThreadedMotoServer
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+from werkzeug.serving import make_server
 
 ACCESS_KEY = "graphunified-test"
 SECRET_KEY = "planted-aws-secret-7f3c9e"  # tests grep outputs for it
 
 
+_MISSING_LENGTH = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>MissingContentLength</Code>'
+    b"<Message></Message></Error>"
+)
+
+
+class _LengthRequired:
+    """WSGI middleware: an upload (PUT, POST) without a Content-Length gets radosgw 16's answer."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ["REQUEST_METHOD"] in ("PUT", "POST") and not environ.get("CONTENT_LENGTH"):
+            start_response("411 Length Required", [("Content-Type", "application/xml")])
+            return [_MISSING_LENGTH]
+        return self.app(environ, start_response)  # type: ignore[no-any-return]
+
+
+class _LengthCheckingMotoServer(ThreadedMotoServer):
+    """moto's threaded server (its `_server_entry`), its app behind `_LengthRequired`."""
+
+    def _server_entry(self) -> None:
+        app = _LengthRequired(DomainDispatcherApplication(create_backend_app))
+        self._server = make_server(
+            self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
+        )
+        self._server_ready_event.set()
+        self._server.serve_forever()
+
+
 class FakeS3Server:
     def __init__(self) -> None:
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._server = _LengthCheckingMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
 
     def __enter__(self) -> FakeS3Server:
         self._server.start()

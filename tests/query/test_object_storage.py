@@ -23,7 +23,12 @@ from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.settings.model import StorageSettings
 from graphunified_query.core.stores.errors import IndexNotBuilt
 from graphunified_query.core.stores.lance_versions import release_unused_versions
-from graphunified_query.core.stores.object_store import ObjectFiles, ObjectStore, ObjectStoreError
+from graphunified_query.core.stores.object_store import (
+    CHECKSUM_VARIABLE,
+    ObjectFiles,
+    ObjectStore,
+    ObjectStoreError,
+)
 from graphunified_query.core.stores.publication import Generation, current, publish, published_lance_versions
 from graphunified_query.engine.query_engine import QueryEngine
 from graphunified_query.snapshot.loader import load_snapshot
@@ -231,6 +236,21 @@ def test_an_unreachable_endpoint_is_a_clear_error(environ: dict[str, str]) -> No
         ObjectStoreError, match=r"Could not read s3://graph-unified/x/CURRENT \(endpoint http://127"
     ):
         load_snapshot(f"s3://{BUCKET}/x", environ=closed)
+
+
+def test_uploads_reach_a_server_that_wants_a_content_length(
+    environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ceph radosgw 16 answers HTTP 411 to the AWS SDK's default (checksummed, streamed) uploads;
+    the fake server does too."""
+    monkeypatch.delenv(CHECKSUM_VARIABLE, raising=False)
+    files = _files(f"s3://{BUCKET}/length", environ)
+    files.write_text("uploaded", "CURRENT")
+    assert files.read_text("CURRENT") == "uploaded"
+    # A user's own value is kept; when it is what the server refuses, the error names the fix.
+    monkeypatch.setenv(CHECKSUM_VARIABLE, "when_supported")
+    with pytest.raises(ObjectStoreError, match=rf"HTTP 411.*set {CHECKSUM_VARIABLE}.* to when_required"):
+        _files(f"s3://{BUCKET}/length", environ).write_text("refused", "CURRENT")
 
 
 def _command(module: str, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,7 @@ settings, so they cannot end up in a settings file, a manifest or Dagster metada
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,11 @@ from graphunified_query.core.stores.parquet import StoreError
 
 SCHEME = "s3://"
 _CREDENTIAL_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+# The AWS SDK inside pyarrow (1.11.4xx+) checksums every upload by default, streaming it without a
+# Content-Length; S3 servers older than that change (Ceph radosgw 16, older MinIO) answer HTTP 411.
+# Checksums only where an operation requires them work everywhere. The SDK reads this variable
+# when each client is made, from the process environment only; a user's own value is kept.
+CHECKSUM_VARIABLE = "AWS_REQUEST_CHECKSUM_CALCULATION"
 
 
 class ObjectStoreError(StoreError):
@@ -85,6 +91,7 @@ class ObjectStore:
             options |= {"endpoint_override": host or scheme, "scheme": scheme if host else "https"}
         # Fail fast instead of the SDK's long default retry loop when the endpoint is down.
         options |= {"connect_timeout": 5, "request_timeout": 60}
+        os.environ.setdefault(CHECKSUM_VARIABLE, "when_required")
         return pafs.S3FileSystem(**options)
 
     def lance_options(self) -> dict[str, str]:
@@ -197,6 +204,12 @@ class ObjectFiles:
 
     def _error(self, action: str, key: str, error: OSError) -> ObjectStoreError:
         endpoint = self.store.endpoint_url or "AWS"
+        if "HTTP status 411" in str(error):  # only a client that streams checksummed uploads meets it
+            return ObjectStoreError(
+                f"Could not {action} {SCHEME}{key}: the server at {endpoint} wants a Content-Length "
+                f"(HTTP 411), which checksummed uploads do not send; unset {CHECKSUM_VARIABLE} or set "
+                f"it to when_required (it is {os.environ.get(CHECKSUM_VARIABLE)!r})."
+            )
         return ObjectStoreError(
             f"Could not {action} {SCHEME}{key} (endpoint {endpoint}, region {self.store.region}): {error}. "
             "Check the endpoint (storage.endpoint_url or AWS_ENDPOINT_URL), the region (storage.region "
