@@ -19,7 +19,12 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.chunking import chunking_key
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
-from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
+from graphunified_assets.lib.ingest.update_plan import (
+    UpdatePlan,
+    capped_ranges,
+    contiguous_ranges,
+    plan_update,
+)
 from graphunified_assets.ops.input_guard import adopt_input, input_problem
 from graphunified_assets.ops.run_home import home_tags
 from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNKS, EXTRACTIONS
@@ -33,10 +38,13 @@ def partition_range_tags(start: str, end: str) -> dict[str, str]:
     return {"dagster/asset_partition_range_start": start, "dagster/asset_partition_range_end": end}
 
 
-def run_ranges(plan: UpdatePlan, live: Sequence[str]) -> list[tuple[str, str]]:
-    """Key ranges covering the pending documents, new ones appended after the live partitions."""
+def run_ranges(plan: UpdatePlan, live: Sequence[str], *, max_documents: int) -> list[tuple[str, str]]:
+    """Key ranges covering the pending documents, new ones appended after the live partitions,
+    each of at most ``max_documents`` keys (`automation.max_documents_per_run`; 0: no cap): a
+    large update fans out into runs that are each their own retry unit."""
     ordered = [*live, *plan.new]
-    return contiguous_ranges(ordered, set(plan.pending), max_ranges=MAX_RUNS_PER_TICK)
+    ranges = contiguous_ranges(ordered, set(plan.pending), max_ranges=MAX_RUNS_PER_TICK)
+    return capped_ranges(ranges, ordered, max_documents=max_documents)
 
 
 def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedResource) -> dg.SensorResult:
@@ -71,7 +79,7 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
             tags={**partition_range_tags(start, end), **home},
             run_config=CONSOLE_LOGS,  # a ranged run gets no partitioned default config
         )
-        for start, end in run_ranges(plan, live)
+        for start, end in run_ranges(plan, live, max_documents=graphunified.settings.automation.max_documents_per_run)
     ]
     partition_requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
     if plan.new:
