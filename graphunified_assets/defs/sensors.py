@@ -72,6 +72,7 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
     # Run keys name the content, so a tick that sees the same pending work (its run still going)
     # requests nothing new, while an edited document gets a fresh run.
     home = home_tags(graphunified.layout)  # the runs write to this home, whichever worker runs a step
+    cap = graphunified.settings.automation.max_documents_per_run
     requests = [
         dg.RunRequest(
             job_name=INDEX_DOCUMENTS,
@@ -79,7 +80,7 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
             tags={**partition_range_tags(start, end), **home},
             run_config=CONSOLE_LOGS,  # a ranged run gets no partitioned default config
         )
-        for start, end in run_ranges(plan, live, max_documents=graphunified.settings.automation.max_documents_per_run)
+        for start, end in run_ranges(plan, live, max_documents=cap)
     ]
     partition_requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
     if plan.new:
