@@ -65,7 +65,7 @@ def test_a_large_update_fans_out_into_runs_of_at_most_n_documents(input_dir: Pat
     resource = GraphUnifiedResource(home=str(home), input_dir=str(input_dir))
     with dg.instance_for_test() as instance:
         runs = _tick(instance, resource).run_requests
-    tags = [r.tags for r in runs]
-    ranges = [(t["dagster/asset_partition_range_start"], t["dagster/asset_partition_range_end"]) for t in tags]
+    start, end = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+    ranges = [(r.tags[start], r.tags[end]) for r in runs]
     assert ranges == [("flood.txt", "mill.md"), ("people/thomas-hale.md", "people/thomas-hale.md")]
     assert len({r.run_key for r in runs}) == 2
