@@ -108,7 +108,7 @@ def test_unknown_or_missing_executor_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="GRAPHUNIFIED_EXECUTOR='ray' is not an executor"):
         executor_from_env({EXECUTOR_ENV: "ray"})
     # UI, sensor, schedule and automation runs execute like `index`: in the run's own process.
-    assert executor_from_env({}).name == dg.in_process_executor.name
+    assert executor_from_env({}) is dg.in_process_executor
 
 
 def test_multiprocess_executor_forks_from_a_preloaded_server_by_default() -> None:
@@ -135,8 +135,9 @@ def _pool_intervals(instance: dg.DagsterInstance, run_id: str, pools: dict[str, 
             times.setdefault(entry.step_key or "", {})[event_type.name] = entry.timestamp
     intervals: dict[str, list] = {}
     for step, seen in times.items():
-        if step in pools:
-            intervals.setdefault(pools[step], []).append((seen["STEP_START"], seen["STEP_SUCCESS"]))
+        op = step.split(".")[-1].split("[")[0]  # `<graph asset>.<op>[<mapping key>]` for shards
+        if op in pools:
+            intervals.setdefault(pools[op], []).append((seen["STEP_START"], seen["STEP_SUCCESS"]))
     return intervals
 
 
@@ -168,18 +169,13 @@ def test_multiprocess_executor_runs_the_corpus_within_pool_limits(
         engine = [r.event_log_entry for r in instance.get_records_for_run(runs[0]).records]
         assert any("Executing steps using multiprocess executor" in (e.user_message or "") for e in engine)
         # ...and no two steps of one pool ever overlapped (one slot each).
-        graph = build_definitions(default_resource()).resolve_asset_graph()
-        pools = {
-            key.to_python_identifier(): node.pools
-            for key in graph.get_all_asset_keys()
-            if (node := graph.get(key)).is_materializable
-        }
-        step_pools = {step: next(iter(p)) for step, p in pools.items() if p}
-        step_pools["graph_elements"] = "llm"  # the multi-asset's step is named after its function
+        # Each op's pool, by op name (a sharded asset's shard steps share their op's).
+        ops = _refresh_indexes_job().graph.iterate_op_defs()
+        step_pools = {op.name: op.pool for op in ops if op.pool}
         refresh_spans = _pool_intervals(instance, runs[0], step_pools)
         assert (
-            len(refresh_spans["models"]) >= 3 and len(refresh_spans["llm"]) >= 2
-        )  # graph, vectors; resolution, reports
+            len(refresh_spans["models"]) >= 4 and len(refresh_spans["llm"]) >= 2
+        )  # graph, vector shards (a table each at least); resolution, reports
         for run_id in runs:
             for pool, spans in _pool_intervals(instance, run_id, step_pools).items():
                 spans.sort()
