@@ -108,7 +108,7 @@ def test_unknown_or_missing_executor_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="GRAPHUNIFIED_EXECUTOR='ray' is not an executor"):
         executor_from_env({EXECUTOR_ENV: "ray"})
     # UI, sensor, schedule and automation runs execute like `index`: in the run's own process.
-    assert executor_from_env({}) is dg.in_process_executor
+    assert executor_from_env({}).name == dg.in_process_executor.name
 
 
 def test_multiprocess_executor_forks_from_a_preloaded_server_by_default() -> None:
