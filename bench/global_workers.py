@@ -92,6 +92,7 @@ def run(
                 "load_average_after": [round(x, 2) for x in os.getloadavg()],
             }
         )
+        print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # each run as it ends
     walls = {n: sum(float(r["seconds"]) for r in results if r["workers"] == n) for n in set(counts)}
     low, high = min(walls), max(walls)
     return {
