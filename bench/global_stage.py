@@ -230,7 +230,8 @@ def step_breakdown(run_ids: list[str], rss: RssSampler | None = None) -> dict[st
     steps: dict[str, dict[str, object]] = {}
     for run_id in run_ids:
         for stat in instance.get_run_step_stats(run_id):
-            if stat.step_key not in GLOBAL_STEPS or stat.start_time is None:
+            # A sharded asset's steps are `<asset>.<op>[<shard>]`: each listed under its own key.
+            if stat.step_key.split(".")[0] not in GLOBAL_STEPS or stat.start_time is None:
                 continue
             end = stat.end_time or time.time()
             entry: dict[str, object] = {"seconds": round(end - stat.start_time, 2)}

@@ -80,16 +80,16 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
                     f"{asset}.{name} is {type(metadata[name]).__name__}"
                 )
             assert metadata["seconds"].value >= 0
-        for asset in ("graph_vectors", "report_vectors"):  # one call per step: sorted across it
+        for asset in ("graph_vectors", "report_vectors"):  # one call per shard: sorted across it
             metadata = _latest_metadata(instance, asset)
             padded, real = metadata["embed_padded_tokens"].value, metadata["embed_tokens"].value
             # A few hundred tokens: a batch more costs about as much as the padding it would save.
             allowed = 1.05 * real + BATCH_COST_TOKENS * metadata["embed_batches"].value
             assert 0 < real <= padded <= allowed, (asset, padded, real)
-        # The cold build's graph vectors: one model call for every table's texts (sorted across the
-        # step), the slices then all served by the cache; per table its distinct texts.
+        # The cold build's graph vectors: one model call per shard for its texts (sorted across the
+        # shard), the slices then all served by the cache; per table its distinct texts.
         graph_vectors = _latest_metadata(instance, "graph_vectors")
-        assert graph_vectors["provider_calls"].value == 1
+        assert graph_vectors["provider_calls"].value == graph_vectors["shards"].value == 3  # a table each
         assert all(graph_vectors[f"{t}_texts"].value > 0 for t in ("entity_vectors", "fact_vectors"))
         for asset, name in MARKDOWN.items():
             table = _latest_metadata(instance, asset)[name]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,21 @@ from dagster._config import validate_config
 from dagster._core.events import DagsterEventType
 from dagster._core.instance.config import dagster_instance_config
 
+from graphunified_assets.defs import executors
 from graphunified_assets.defs.build import build_definitions
-from graphunified_assets.defs.executors import BROKER_ENV, EXECUTOR_ENV, executor_from_env
+from graphunified_assets.defs.executors import (
+    BROKER_ENV,
+    EXECUTOR_ENV,
+    MODELS_POOL,
+    executor_from_env,
+    model_steps_side_by_side,
+)
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.defs.resources import HOME_ENV, INPUT_ENV, GraphUnifiedResource, default_resource
 from graphunified_assets.defs.sensors import partition_range_tags
+from graphunified_assets.ops.worker import WORKER_CONCURRENCY_ENV
+from graphunified_query.core.settings import embedding as embedding_settings
+from graphunified_query.core.settings.embedding import EmbeddingSettings
 from tests.conftest import SAMPLE_DOCS
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
@@ -124,8 +135,9 @@ def _pool_intervals(instance: dg.DagsterInstance, run_id: str, pools: dict[str, 
             times.setdefault(entry.step_key or "", {})[event_type.name] = entry.timestamp
     intervals: dict[str, list] = {}
     for step, seen in times.items():
-        if step in pools:
-            intervals.setdefault(pools[step], []).append((seen["STEP_START"], seen["STEP_SUCCESS"]))
+        op = step.split(".")[-1].split("[")[0]  # `<graph asset>.<op>[<mapping key>]` for shards
+        if op in pools:
+            intervals.setdefault(pools[op], []).append((seen["STEP_START"], seen["STEP_SUCCESS"]))
     return intervals
 
 
@@ -157,21 +169,76 @@ def test_multiprocess_executor_runs_the_corpus_within_pool_limits(
         engine = [r.event_log_entry for r in instance.get_records_for_run(runs[0]).records]
         assert any("Executing steps using multiprocess executor" in (e.user_message or "") for e in engine)
         # ...and no two steps of one pool ever overlapped (one slot each).
-        graph = build_definitions(default_resource()).resolve_asset_graph()
-        pools = {
-            key.to_python_identifier(): node.pools
-            for key in graph.get_all_asset_keys()
-            if (node := graph.get(key)).is_materializable
-        }
-        step_pools = {step: next(iter(p)) for step, p in pools.items() if p}
-        step_pools["graph_elements"] = "llm"  # the multi-asset's step is named after its function
+        # Each op's pool, by op name (a sharded asset's shard steps share their op's).
+        ops = _refresh_indexes_job().graph.iterate_op_defs()
+        step_pools = {op.name: op.pool for op in ops if op.pool}
         refresh_spans = _pool_intervals(instance, runs[0], step_pools)
         assert (
-            len(refresh_spans["models"]) >= 3 and len(refresh_spans["llm"]) >= 2
-        )  # graph, vectors; resolution, reports
+            len(refresh_spans["models"]) >= 4 and len(refresh_spans["llm"]) >= 2
+        )  # graph, vector shards (a table each at least); resolution, reports
         for run_id in runs:
             for pool, spans in _pool_intervals(instance, run_id, step_pools).items():
                 spans.sort()
                 overlaps = [(a, b) for a, b in itertools.pairwise(spans) if b[0] < a[1]]
                 assert not overlaps, f"{pool} steps overlapped in run {run_id}"
         assert (home / "lancedb" / "chunk_vectors.lance").exists()
+
+
+@pytest.fixture(scope="module")
+def instance() -> Iterator[dg.DagsterInstance]:
+    with dg.instance_for_test() as instance:  # one for the cases below: each costs seconds
+        yield instance
+
+
+@pytest.mark.parametrize(
+    ("executor", "execution", "pool", "worker", "side_by_side"),
+    [
+        ("in_process", {}, 2, None, 1),  # one step at a time
+        ("multiprocess", {}, 1, None, 1),  # the default config: max_concurrent = cores, pool 1
+        ("multiprocess", {"multiprocess": {"max_concurrent": 2}}, 2, None, 2),
+        ("multiprocess", {"multiprocess": {"max_concurrent": 4}}, 3, None, 3),  # the pool bounds it
+        ("multiprocess", {"in_process": {}}, 2, None, 1),  # a run config choosing in process
+        ("k8s", {}, 2, None, 1),  # a pod per step
+        ("celery", {}, 2, "3", 3),  # the worker's --concurrency
+        ("celery", {}, 2, None, 1),
+    ],
+)
+def test_model_threads_are_the_cores_shared_by_the_model_steps_side_by_side(
+    executor: str,
+    execution: dict[str, Any],
+    pool: int,
+    worker: str | None,
+    side_by_side: int,
+    instance: dg.DagsterInstance,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    environ = {EXECUTOR_ENV: executor, **({WORKER_CONCURRENCY_ENV: worker} if worker else {})}
+    monkeypatch.setattr(embedding_settings, "usable_cores", lambda: 12)
+    monkeypatch.setattr(executors, "usable_cores", lambda: 12)
+    instance.event_log_storage.set_concurrency_slots(MODELS_POOL, pool)
+    found = model_steps_side_by_side({"execution": {"config": execution}}, instance, environ)
+    assert found == side_by_side
+    assert EmbeddingSettings().threads(found) == 12 // side_by_side
+    assert EmbeddingSettings(local_threads=5).threads(found) == 5  # set: as set
+    monkeypatch.setattr(embedding_settings, "usable_cores", lambda: 2)
+    assert EmbeddingSettings().threads(3) == 1  # never none
+
+
+def test_a_step_builds_its_model_with_its_share_of_the_cores(
+    home: Path, instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedding_settings, "usable_cores", lambda: 8)
+    monkeypatch.setenv(EXECUTOR_ENV, "multiprocess")
+    resource = GraphUnifiedResource(home=str(home), input_dir=str(home))
+    instance.event_log_storage.set_concurrency_slots(MODELS_POOL, 4)
+    run = instance.create_run_for_job(
+        dg.GraphDefinition("noop").to_job(),
+        run_config={"execution": {"config": {"multiprocess": {"max_concurrent": 4}}}},
+    )
+    context = dg.build_init_resource_context(instance=instance)
+    monkeypatch.setattr(type(context), "dagster_run", run, raising=False)
+    resource.setup_for_execution(context)
+    assert resource.embedder().provider.threads == 2  # type: ignore[attr-defined]
+    monkeypatch.delenv(EXECUTOR_ENV)  # in process: the whole machine
+    resource.setup_for_execution(context)
+    assert resource.embedder().provider.threads == 8  # type: ignore[attr-defined]

@@ -57,3 +57,15 @@ def test_sensor_requests_only_new_and_changed_documents(input_dir: Path, home: P
         third = _tick(instance, resource)
         keys = {r.run_key for r in third.run_requests}
         assert requested["index_documents"].run_key in keys
+
+
+def test_a_large_update_fans_out_into_runs_of_at_most_n_documents(input_dir: Path, home: Path) -> None:
+    settings = home / "settings.yaml"
+    settings.write_text("automation:\n  max_documents_per_run: 2\n")
+    resource = GraphUnifiedResource(home=str(home), input_dir=str(input_dir))
+    with dg.instance_for_test() as instance:
+        runs = _tick(instance, resource).run_requests
+    start, end = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+    ranges = [(r.tags[start], r.tags[end]) for r in runs]
+    assert ranges == [("flood.txt", "mill.md"), ("people/thomas-hale.md", "people/thomas-hale.md")]
+    assert len({r.run_key for r in runs}) == 2

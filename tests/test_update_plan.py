@@ -8,7 +8,12 @@ from pathlib import Path
 import pyarrow as pa
 
 from graphunified_assets.lib.ingest.index_state import IndexState
-from graphunified_assets.lib.ingest.update_plan import UpdatePlan, contiguous_ranges, plan_update
+from graphunified_assets.lib.ingest.update_plan import (
+    UpdatePlan,
+    capped_ranges,
+    contiguous_ranges,
+    plan_update,
+)
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import write_table_atomic
 
@@ -154,3 +159,17 @@ def test_contiguous_ranges_merge_closest_gaps() -> None:
     assert contiguous_ranges(keys, {"k0", "k2", "k8"}, max_ranges=2) == [("k0", "k2"), ("k8", "k8")]
     assert contiguous_ranges(keys, {"k0", "k2", "k8"}, max_ranges=1) == [("k0", "k8")]
     assert contiguous_ranges(keys, set(), max_ranges=3) == []
+
+
+def test_capped_ranges_split_a_large_update_into_runs_of_at_most_n_documents() -> None:
+    keys = [f"k{i}" for i in range(10)]
+    ranges = [("k0", "k6"), ("k8", "k9")]
+    assert capped_ranges(ranges, keys, max_documents=3) == [
+        ("k0", "k2"),
+        ("k3", "k5"),
+        ("k6", "k6"),
+        ("k8", "k9"),
+    ]
+    assert capped_ranges(ranges, keys, max_documents=1) == [(k, k) for k in keys if k != "k7"]
+    assert capped_ranges(ranges, keys, max_documents=0) == ranges  # no cap
+    assert capped_ranges([], keys, max_documents=2) == []

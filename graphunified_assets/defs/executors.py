@@ -26,8 +26,15 @@ from typing import Any
 import dagster as dg
 
 from graphunified_assets.ops.run_home import HOME_TAG, celery_queue, stamp_home
-from graphunified_assets.ops.worker import BACKEND_ENV, BROKER_ENV, EXECUTOR_ENV, HOME_ENV
+from graphunified_assets.ops.worker import (
+    BACKEND_ENV,
+    BROKER_ENV,
+    EXECUTOR_ENV,
+    HOME_ENV,
+    WORKER_CONCURRENCY_ENV,
+)
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.settings.embedding import usable_cores
 
 CHOICES = ("in_process", "multiprocess", "k8s", "celery")
 DEFAULT = "in_process"
@@ -35,6 +42,7 @@ DEFAULT = "in_process"
 # instead of each starting Python and re-importing Dagster, models and the code location (seconds).
 PRELOADED = "graphunified_assets.definitions"
 FORKSERVER = {"multiprocess": {"start_method": {"forkserver": {"preload_modules": [PRELOADED]}}}}
+MODELS_POOL = "models"  # the instance's pool of the steps that run a model (embedding)
 
 
 def _forked_multiprocess() -> dg.ExecutorDefinition:
@@ -62,6 +70,24 @@ def executor_from_env(
 def runs_in_process(environ: Mapping[str, str] | None = None) -> bool:
     """Whether GRAPHUNIFIED_EXECUTOR keeps every step in the run's own process."""
     return (environ if environ is not None else os.environ).get(EXECUTOR_ENV, DEFAULT) == "in_process"
+
+
+def model_steps_side_by_side(
+    run_config: Mapping[str, Any], instance: dg.DagsterInstance | None, environ: Mapping[str, str]
+) -> int:
+    """How many model steps of a run may compute at once on one machine, so each process's model
+    takes its share of the cores (`EmbeddingSettings.threads`): one in process (a step at a time)
+    and on Kubernetes (a pod per step); a Celery worker's own --concurrency (`start_worker`); the
+    multiprocess executor's ``max_concurrent`` (default: the cores) within the `models` pool."""
+    name = environ.get(EXECUTOR_ENV, DEFAULT)
+    execution = (run_config.get("execution") or {}).get("config") or {}
+    if name == "celery":
+        return int(environ.get(WORKER_CONCURRENCY_ENV) or 1)
+    if name != "multiprocess" or "in_process" in execution:
+        return 1
+    steps = int((execution.get("multiprocess") or {}).get("max_concurrent") or usable_cores())
+    limit = instance.event_log_storage.get_concurrency_info(MODELS_POOL).limit if instance else None
+    return max(1, min(steps, limit) if limit else steps)
 
 
 def _named_executor(environ: Mapping[str, str], home: HomeLayout) -> dg.ExecutorDefinition:

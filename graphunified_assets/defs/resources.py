@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import dagster as dg
 from pydantic import PrivateAttr
 
+from graphunified_assets.defs.executors import model_steps_side_by_side
 from graphunified_assets.lib.extraction.records import Extractor
 from graphunified_assets.lib.extraction.selection import make_extractor, make_llm
 from graphunified_assets.lib.reports.build import Reporter
@@ -45,13 +46,16 @@ class GraphUnifiedResource(dg.ConfigurableResource):
     _settings: Settings | None = PrivateAttr(default=None)
     _embedder: CachedEmbedder | None = PrivateAttr(default=None)
     _run_layout: HomeLayout | None = PrivateAttr(default=None)
+    _side_by_side: int = PrivateAttr(default=1)  # model steps computing at once on this machine
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         # In a step the home is the run's (graphunified_assets/ops/run_home.py), not this process's.
         layout = layout_for_run(context, self.home)
-        if layout != self.layout:
+        run_config = context.dagster_run.run_config if context.dagster_run else {}
+        side_by_side = model_steps_side_by_side(run_config, context.instance, os.environ)
+        if layout != self.layout or side_by_side != self._side_by_side:
             self._settings, self._embedder = None, None
-        self._run_layout = layout
+        self._run_layout, self._side_by_side = layout, side_by_side
 
     @property
     def layout(self) -> HomeLayout:
@@ -87,7 +91,9 @@ class GraphUnifiedResource(dg.ConfigurableResource):
     def embedder(self) -> CachedEmbedder:
         """The configured embedder behind the content-hash cache, built once per run."""
         if self._embedder is None:
-            provider = make_embedder(self.settings.embedding, self.environ())
+            embedding = self.settings.embedding  # its threads: this process's share of the cores
+            threads = embedding.threads(self._side_by_side)
+            provider = make_embedder(embedding.model_copy(update={"local_threads": threads}), self.environ())
             self._embedder = CachedEmbedder(provider, EmbeddingCache(self.layout.embedding_cache))
         return self._embedder
 

@@ -21,6 +21,7 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.ingest.sources import scan_input
 from graphunified_assets.lib.ingest.update_plan import (
     UpdatePlan,
+    capped_ranges,
     configured_model,
     contiguous_ranges,
     plan_update,
@@ -38,10 +39,13 @@ def partition_range_tags(start: str, end: str) -> dict[str, str]:
     return {"dagster/asset_partition_range_start": start, "dagster/asset_partition_range_end": end}
 
 
-def run_ranges(plan: UpdatePlan, live: Sequence[str]) -> list[tuple[str, str]]:
-    """Key ranges covering the pending documents, new ones appended after the live partitions."""
+def run_ranges(plan: UpdatePlan, live: Sequence[str], *, max_documents: int) -> list[tuple[str, str]]:
+    """Key ranges covering the pending documents, new ones appended after the live partitions,
+    each of at most ``max_documents`` keys (`automation.max_documents_per_run`; 0: no cap): a
+    large update fans out into runs that are each their own retry unit."""
     ordered = [*live, *plan.new]
-    return contiguous_ranges(ordered, set(plan.pending), max_ranges=MAX_RUNS_PER_TICK)
+    ranges = contiguous_ranges(ordered, set(plan.pending), max_ranges=MAX_RUNS_PER_TICK)
+    return capped_ranges(ranges, ordered, max_documents=max_documents)
 
 
 def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedResource) -> dg.SensorResult:
@@ -70,6 +74,7 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
     # Run keys name the content, so a tick that sees the same pending work (its run still going)
     # requests nothing new, while an edited document gets a fresh run.
     home = home_tags(graphunified.layout)  # the runs write to this home, whichever worker runs a step
+    cap = graphunified.settings.automation.max_documents_per_run
     requests = [
         dg.RunRequest(
             job_name=INDEX_DOCUMENTS,
@@ -77,7 +82,7 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
             tags={**partition_range_tags(start, end), **home},
             run_config=CONSOLE_LOGS,  # a ranged run gets no partitioned default config
         )
-        for start, end in run_ranges(plan, live)
+        for start, end in run_ranges(plan, live, max_documents=cap)
     ]
     partition_requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
     if plan.new:

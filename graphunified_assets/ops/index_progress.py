@@ -68,8 +68,8 @@ class _StepCounter(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         meta = getattr(record, "dagster_meta", None)
         event = meta.get("dagster_event") if isinstance(meta, dict) else None
-        if event is None or event.event_type_value not in _DONE:
-            return
+        if event is None or event.event_type_value not in _DONE or "[" in (event.step_key or ""):
+            return  # a shard (`<op>[<key>]`) is counted by its step's own progress lines
         self.done = min(self.done + 1, self.total)
         self.progress(self.done, self.total, str(event.step_key or ""))
 
@@ -93,8 +93,19 @@ def step_progress_logger(settings: LoggingSettings) -> dg.LoggerDefinition:
 
 def progress_run_config(job: dg.JobDefinition) -> dict[str, Any]:
     """The run config's loggers entry that turns the step count on for a run of ``job``."""
-    steps = len(job.graph.node_dict)
-    return {PROGRESS_LOGGER: {"config": {"what": job.name, "total": steps}}}
+    return {PROGRESS_LOGGER: {"config": {"what": job.name, "total": _static_steps(job.graph)}}}
+
+
+def _static_steps(graph: dg.GraphDefinition) -> int:
+    """The steps a run of ``graph`` has whatever its data: every op inside its graph assets too,
+    but not the shards a step fans out (`defs/assets/sharded.py`), whose count the data decides."""
+    steps = 0
+    for name, node in graph.node_dict.items():
+        if isinstance(node.definition, dg.GraphDefinition):
+            steps += _static_steps(node.definition)
+        elif not graph.dependency_structure.is_dynamic_mapped(name):
+            steps += 1
+    return steps
 
 
 def embed_in_tenths(

@@ -181,7 +181,7 @@ def _index(
     offline = resource.llm_provider() == OFFLINE
     if plan.removed and offline and (purged := purge_removed(resource.extractor(), layout, plan.removed)):
         echo(f"forgot {purged} cached extraction(s) of removed documents")  # before their files go
-    ranges = run_ranges(plan, live)
+    ranges = run_ranges(plan, live, max_documents=resource.settings.automation.max_documents_per_run)
     unfinished = layout.refresh_pending.exists()
     if unfinished:
         echo("the last global refresh did not finish; it is redone")

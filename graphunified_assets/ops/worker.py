@@ -9,6 +9,7 @@ started with this interpreter (`python -m celery`'s entry point in process), so 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ EXECUTOR_ENV = "GRAPHUNIFIED_EXECUTOR"
 HOME_ENV = "GRAPHUNIFIED_HOME"
 BROKER_ENV = "CELERY_BROKER_URL"
 BACKEND_ENV = "CELERY_RESULT_BACKEND"
+# Set by `start_worker` for the steps it runs: their models share the cores with --concurrency others.
+WORKER_CONCURRENCY_ENV = "GRAPHUNIFIED_WORKER_CONCURRENCY"
 ALWAYS = "always"
 # `{env: NAME}` in the instance's dagster.yaml: a worker resolves the run's instance config itself.
 _INSTANCE_ENV = re.compile(r"\{\s*env:\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}")
@@ -131,6 +134,7 @@ def start_worker(environ: Mapping[str, str], *, concurrency: int, name: str | No
     from graphunified_assets.ops.run_home import celery_queue
 
     config = celery_config(environ)
+    os.environ[WORKER_CONCURRENCY_ENV] = str(concurrency)  # the steps' model threads (executors.py)
     app = make_app({**config, "config_source": {**config["config_source"]}})
     create_task(app)  # the task every step is sent as (dagster-celery's execute_plan)
     queue = celery_queue(environ[HOME_ENV])

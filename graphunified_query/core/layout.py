@@ -72,6 +72,12 @@ class HomeLayout:
         return self.cache / "relationship_keywords.sqlite"
 
     @property
+    def shards(self) -> Path:
+        """What the shard steps of a sharded global asset wrote, per asset and run, until its
+        commit step applies it (in the home, which every worker shares; never published)."""
+        return self.home / "shards"
+
+    @property
     def index_state(self) -> Path:
         return self.home / "state.sqlite"
 

@@ -8,7 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphunified_query.core.providers import LocalMiniLMEmbedder, count_tokens, load_tokenizer
+from graphunified_query.core.providers import (
+    LocalMiniLMEmbedder,
+    count_tokens,
+    load_tokenizer,
+    local_embedder,
+)
 from graphunified_query.core.providers.tokenizer import TOKENIZER_FILE, TokenizerChecksumError
 
 
@@ -66,3 +71,11 @@ def test_checksum_mismatch_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(TokenizerChecksumError, match="Reinstall") as error:
         load_tokenizer(damaged)
     assert str(damaged) in str(error.value)
+
+
+def test_the_session_runs_the_threads_it_was_given() -> None:
+    one, two = LocalMiniLMEmbedder(threads=1), LocalMiniLMEmbedder(threads=2)
+    assert np.allclose(one.embed(["a river in flood"]), two.embed(["a river in flood"]), atol=1e-5)
+    sessions = {threads: session for (_, threads), session in local_embedder._sessions.items()}
+    assert sessions[1].get_session_options().intra_op_num_threads == 1
+    assert sessions[2].get_session_options().intra_op_num_threads == 2

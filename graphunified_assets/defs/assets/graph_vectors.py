@@ -11,18 +11,28 @@ each row's text, composed column by column, is compared with the stored table's,
 changed rows are computed, and the table gets one delete and one append (`lib/lance_slices.py`).
 The faiss index of a large table removes the stale rows and adds the computed ones by id
 (`core/indexes/ann.py`); it is re-trained only once the table has moved 10 % from its size.
+
+The rows to compute are split by table, then by rows, into shards (`lib/vectors/shard_staging.py`)
+that run as parallel steps (`sharded.py`): one plans, each shard embeds its rows (its distinct
+texts in one sorted pass) and stages them in the home, one commit writes the tables, their faiss
+indexes and the manifest. A shard that fails leaves the tables as they were.
 """
+
+from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import lancedb
 import numpy as np
 import pyarrow as pa
 
-from graphunified_assets.defs.observability import Metadata, stage_timing
+from graphunified_assets.defs.assets.sharded import ShardCounts, ShardedOps, ShardedStep, per_table
+from graphunified_assets.defs.executors import MODELS_POOL
+from graphunified_assets.defs.observability import Metadata
 from graphunified_assets.defs.partitions import after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.vectors.composed_vectors import (
@@ -46,6 +56,7 @@ from graphunified_assets.lib.vectors.relationship_vectors import (
     relationship_text,
     relationship_vectors,
 )
+from graphunified_assets.lib.vectors.shard_staging import Shard, Staging, split
 from graphunified_assets.ops.index_progress import embed_in_tenths, work_progress
 from graphunified_query.core.artifacts import (
     ENTITIES,
@@ -67,81 +78,144 @@ GRAPH_VECTOR_TABLES = {k: v for k, v in VECTOR_TABLES.items() if k in (ENTITIES,
 SLICE_ROWS = 16_384  # rows per slice: ~25 MB of vectors, a few tens of MB of Python rows
 
 
-@dg.asset(
-    group_name="indexes",
-    kinds={"lancedb"},
-    deps=[ENTITIES, RELATIONSHIPS, FACTS],
-    automation_condition=after_documents_change,
-    pool="models",
-)
-def graph_vectors(
-    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource
-) -> dg.MaterializeResult:
-    """Entity, relationship and fact vectors; unchanged descriptions come from the embedding cache."""
-    embedder = graphunified.embedder()
-    keyword_weight = graphunified.settings.graph.relationship_keyword_weight  # LightRAG's keywords
-    db = lancedb.connect(str(graphunified.layout.lancedb))
-    metadata: Metadata = {"model": embedder.model_name}
-    calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
-    composed = graphunified.composed_vectors() & {ENTITIES, RELATIONSHIPS}
-    vectorizer = _Vectorizer(embedder, keyword_weight=keyword_weight, composed=composed)
-    layout = graphunified.layout
-    # Same composition settings as the stored vectors: only changed rows are computed. Whatever
-    # else decides how rows become vectors belongs here too (a change rewrites every table).
-    composition = {
-        "keyword_weight": keyword_weight,
+GRAPH_VECTORS = "graph_vectors"
+
+
+def _composed(graphunified: GraphUnifiedResource) -> frozenset[str]:
+    return graphunified.composed_vectors() & {ENTITIES, RELATIONSHIPS}
+
+
+def _composition(graphunified: GraphUnifiedResource) -> dict[str, object]:
+    """Whatever else decides how rows become vectors: a change rewrites every table."""
+    return {
+        "keyword_weight": graphunified.settings.graph.relationship_keyword_weight,  # LightRAG's keywords
         "pair_weight": PAIR_WEIGHT,
-        "composed": sorted(composed),  # tables composed from their sentences, the others whole
+        "composed": sorted(_composed(graphunified)),  # tables composed from their sentences, the others whole
         "entity_exponent": ENTITY_EXPONENT,
         "name_weight": NAME_WEIGHT,
     }
+
+
+def _vectorizer(graphunified: GraphUnifiedResource) -> _Vectorizer:
+    weight = graphunified.settings.graph.relationship_keyword_weight
+    return _Vectorizer(graphunified.embedder(), keyword_weight=weight, composed=_composed(graphunified))
+
+
+def _plan(graphunified: GraphUnifiedResource, stage: Staging) -> list[Shard]:
+    """Per table, the rows to compute: all of them (a rewrite) or, with the same model and
+    composition settings as the stored vectors, those whose text changed (and the stale ids)."""
+    layout = graphunified.layout
+    model = graphunified.embedder().model_name
     previous = read_manifest(layout.index_path(GRAPH_VECTORS_MANIFEST)) or {}
-    same_settings = previous.get("model") == embedder.model_name and all(
-        previous.get(name) == value for name, value in composition.items()
+    same_settings = previous.get("model") == model and all(
+        previous.get(name) == value for name, value in _composition(graphunified).items()
     )
-    # Every row is computed: the model sees the whole step's texts at once. Per table, the distinct
-    # texts it adds (its texts_embedded on a cold build; the model ran before the tables' loop).
-    progress = work_progress(graphunified.settings.logging, "graph texts embedded", "texts")
-    added = _prefetch(vectorizer, layout, progress) if not same_settings else {}
+    db = lancedb.connect(str(layout.lancedb))
+    keyword_weight = graphunified.settings.graph.relationship_keyword_weight
+    tables, shards = {}, []
     for source, target in GRAPH_VECTOR_TABLES.items():
-        embedded_before_table = embedder.texts_embedded
-        table = read_table(layout.table_path(source))
+        path = layout.table_path(source)
+        table = read_table(path)
+        change = _change(db, target, table, source, keyword_weight, model) if same_settings else None
+        parts = split(target, table.num_rows if change is None else len(change.compute))
+        tables[target] = {
+            "source": source,
+            "fingerprint": file_fingerprint(path),
+            "positions": None if change is None else change.compute.tolist(),  # None: every row
+            "stale": [] if change is None else change.stale,
+            "shards": len(parts),
+        }
+        shards += parts
+    stage.write_plan({"tables": tables})
+    return shards
+
+
+def _change(
+    db: lancedb.DBConnection, target: str, table: pa.Table, source: str, keyword_weight: float, model: str
+) -> SliceChange | None:
+    """The rows whose text changed; None when the table must be rewritten (nothing stored,
+    another model, most rows changed)."""
+    if table.num_rows == 0:
+        return None
+    stored = stored_rows(db, target, ["id", "text", "model"])
+    texts = column_texts(table, source, keyword_weight)
+    return plan_change(table.column("id"), texts, stored, key="id", model=model)
+
+
+def _planned_rows(layout: HomeLayout, entry: dict[str, Any]) -> pa.Table:
+    """The source table the plan was made from (a clear error if it changed since)."""
+    path = layout.table_path(entry["source"])
+    if file_fingerprint(path) != entry["fingerprint"]:
+        raise RuntimeError(f"{path} changed while its vectors were computed; run the refresh again")
+    return read_table(path)
+
+
+def _shard(graphunified: GraphUnifiedResource, stage: Staging, shard: Shard) -> ShardCounts:
+    """Computes one shard's rows (the model sees their distinct texts in one sorted pass) and
+    stages them."""
+    entry = stage.read_plan()["tables"][shard.table]
+    table = _planned_rows(graphunified.layout, entry)
+    positions = entry["positions"]
+    if positions is None:
+        part = table.slice(shard.start, shard.stop - shard.start)
+    else:
+        part = table.take(pa.array(positions[shard.start : shard.stop], pa.int64()))
+    vectorizer = _vectorizer(graphunified)
+    embedder = vectorizer.embedder
+    calls_before, embedded_before = embedder.provider_calls, embedder.texts_embedded
+    what = f"graph texts embedded ({shard.key})"
+    _prefetch(vectorizer, part, entry["source"], work_progress(graphunified.settings.logging, what, "texts"))
+    batches = [batch for batch, _ in _slices(part, entry["source"], vectorizer)]
+    stage.write_rows(shard, pa.Table.from_batches(batches))
+    return {
+        "table": shard.table,
+        "texts_requested": vectorizer.requested,  # per row: its texts (three per relationship)
+        "texts_distinct": vectorizer.distinct,  # what reached the cache, once per slice
+        "texts_embedded": embedder.texts_embedded - embedded_before,  # what the model computed
+        "provider_calls": embedder.provider_calls - calls_before,
+    }
+
+
+def _commit(graphunified: GraphUnifiedResource, stage: Staging, shards: list[ShardCounts]) -> Metadata:
+    """Applies every table's staged rows (a rewrite, or one delete and one append), updates the
+    faiss indexes and writes the manifest."""
+    layout = graphunified.layout
+    embedder = graphunified.embedder()
+    db = lancedb.connect(str(layout.lancedb))
+    metadata: Metadata = {"model": embedder.model_name}
+    texts = per_table(shards, "texts_embedded")
+    for target, entry in stage.read_plan()["tables"].items():
+        table = _planned_rows(layout, entry)
         lists_path = layout.index_path(ann_file(target))
-        update = _updated(db, target, table, source, vectorizer) if same_settings else None
-        if update is None:
-            slices = _slices(table, source, vectorizer)
-            if not _write(db, target, slices):  # no rows: an empty table of the model's size
-                empty = np.zeros((0, embedder.dimension), np.float32)
+        if entry["positions"] is None:
+            if not _write(db, target, stage.read_rows(target, entry["shards"])):
+                empty = np.zeros((0, embedder.dimension), np.float32)  # no rows: of the model's size
                 db.create_table(
                     target, data=_batch(pa.array([], pa.string()), [], empty, ""), mode="overwrite"
                 )
             metadata[f"{target}_computed"] = table.num_rows
             metadata[f"{target}_lists"] = _clustered(lists_path, table, db, target)
         else:
-            change, computed = update
+            computed = stage.read_table(target, entry["shards"])
+            change = SliceChange(np.asarray(entry["positions"], np.int64), entry["stale"], kept=0)
+            apply_change(db.open_table(target), "id", change.stale, computed)
+            vectors = {}
+            if computed is not None:
+                ids = computed.column("id").to_pylist()
+                vectors = dict(zip(ids, vector_matrix(computed), strict=True))
             metadata[f"{target}_computed"] = len(change.compute)
             metadata[f"{target}_deleted"] = len(change.stale)
-            metadata[f"{target}_lists"] = _updated_lists(lists_path, table, change, computed, db, target)
+            metadata[f"{target}_lists"] = _updated_lists(lists_path, table, change, vectors, db, target)
         metadata[target] = table.num_rows
-        metadata[f"{target}_texts"] = added.get(source, embedder.texts_embedded - embedded_before_table)
-        context.log.info(f"{target}: {table.num_rows} rows")
-    metadata.update(
-        {
-            "texts_requested": vectorizer.requested,  # per row: its texts (three per relationship)
-            "texts_distinct": vectorizer.distinct,  # what reached the cache, once per slice
-            "texts_embedded": embedder.texts_embedded - embedded_before,  # what the model computed
-            "provider_calls": embedder.provider_calls - calls_before,
-        }
-    )
+        metadata[f"{target}_texts"] = texts.get(target, 0)  # distinct texts its shards embedded
     manifest = write_manifest(
         layout.index_path(GRAPH_VECTORS_MANIFEST),
         {source: file_fingerprint(layout.table_path(source)) for source in GRAPH_VECTOR_TABLES},
         model=embedder.model_name,
-        **composition,
+        **_composition(graphunified),
     )
     metadata["built_from"] = dg.MetadataValue.json(manifest["built_from"])
-    metadata.update(stage_timing())
-    return dg.MaterializeResult(metadata=metadata)
+    return metadata
 
 
 class _Vectorizer:
@@ -185,15 +259,13 @@ class _Vectorizer:
         return texts, np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def _prefetch(vectorizer: _Vectorizer, layout: HomeLayout, progress: Progress) -> dict[str, int]:
-    """Embeds every distinct text the three tables ask for in one call, so the model's batches
-    are sorted by token count across the whole step; the slices then read them from the cache.
-    Per slice and per part of a row (descriptions, names, keywords), each call's batches mixed
-    lengths (60 passages: padded/real 1.08 in this step). The texts are found by running the
-    slices' own composition with zero vectors, so no second list of what gets embedded exists.
-    Returns the distinct texts each table added."""
+def _prefetch(vectorizer: _Vectorizer, rows: pa.Table, source: str, progress: Progress) -> None:
+    """Embeds every distinct text a shard's rows ask for, shortest first, so the model's batches
+    are sorted by token count across the shard; its slices then read them from the cache. Per
+    slice and per part of a row (descriptions, names, keywords), each call's batches mixed lengths
+    (60 passages: padded/real 1.08). The texts are found by running the slices' own composition
+    with zero vectors, so no second list of what gets embedded exists."""
     wanted: dict[str, None] = {}  # insertion-ordered set
-    added: dict[str, int] = {}
 
     def record(texts: list[str]) -> np.ndarray:
         wanted.update(dict.fromkeys(texts))
@@ -201,33 +273,23 @@ def _prefetch(vectorizer: _Vectorizer, layout: HomeLayout, progress: Progress) -
 
     dry = copy.copy(vectorizer)
     dry.embed = record  # type: ignore[method-assign]
-    for source in GRAPH_VECTOR_TABLES:
-        before = len(wanted)
-        table = read_table(layout.table_path(source))
-        for start in range(0, table.num_rows, SLICE_ROWS):
-            dry.vectors(table.slice(start, SLICE_ROWS).to_pylist(), source)
-        added[source] = len(wanted) - before
+    for start in range(0, rows.num_rows, SLICE_ROWS):
+        dry.vectors(rows.slice(start, SLICE_ROWS).to_pylist(), source)
     embed_in_tenths(vectorizer.embedder.embed, wanted, progress)
-    return added
 
 
-def _write(
-    db: lancedb.DBConnection, target: str, slices: Iterator[tuple[pa.RecordBatch, np.ndarray]]
-) -> bool:
-    """Streams the slices into one new version of ``target``; False when there are no rows. No
-    vectors are kept: the faiss index reads them back from the table (`_clustered`)."""
-    first = next(slices, None)
+def _write(db: lancedb.DBConnection, target: str, batches: Iterator[pa.RecordBatch]) -> bool:
+    """Streams the staged batches into one new version of ``target``; False when there are no
+    rows. No vectors are kept: the faiss index reads them back from the table (`_clustered`)."""
+    first = next((batch for batch in batches if batch.num_rows), None)
     if first is None:
         return False
 
-    def batches() -> Iterator[pa.RecordBatch]:
-        yield first[0]
-        for batch, _ in slices:
-            yield batch
+    def rest() -> Iterator[pa.RecordBatch]:
+        yield first
+        yield from batches
 
-    db.create_table(
-        target, data=pa.RecordBatchReader.from_batches(first[0].schema, batches()), mode="overwrite"
-    )
+    db.create_table(target, data=pa.RecordBatchReader.from_batches(first.schema, rest()), mode="overwrite")
     return True
 
 
@@ -237,34 +299,6 @@ def _slices(
     """(LanceDB batch, its float32 vectors) per ``SLICE_ROWS`` rows of ``table``."""
     for start in range(0, table.num_rows, SLICE_ROWS):
         yield vectorizer.batch(table.slice(start, SLICE_ROWS), source)
-
-
-def _updated(
-    db: lancedb.DBConnection,
-    target: str,
-    table: pa.Table,
-    source: str,
-    vectorizer: _Vectorizer,
-) -> tuple[SliceChange, dict[str, np.ndarray]] | None:
-    """Writes only the rows whose text changed (deleting the stale ones) → the change and each
-    computed row's vector by id; None when the table must be rewritten (nothing stored, another
-    model, most rows changed)."""
-    if table.num_rows == 0:
-        return None
-    stored = stored_rows(db, target, ["id", "text", "model"])
-    ids = table.column("id")
-    change = plan_change(
-        ids, column_texts(table, source, vectorizer.keyword_weight), stored, key="id", model=vectorizer.model
-    )
-    if change is None:
-        return None
-    batch, computed = None, {}
-    if len(change.compute):
-        part = table.take(pa.array(change.compute))
-        batch, vectors = vectorizer.batch(part, source)
-        computed = dict(zip(part.column("id").to_pylist(), vectors, strict=True))
-    apply_change(db.open_table(target), "id", change.stale, batch)
-    return change, computed
 
 
 def _clustered(path: Path, table: pa.Table, db: lancedb.DBConnection, target: str) -> int:
@@ -324,3 +358,19 @@ def _batch(ids: pa.Array, texts: list[str], vectors: np.ndarray, model: str) -> 
             "model": pa.array([model] * len(texts), pa.string()),
         }
     )
+
+
+_OPS = ShardedOps(GRAPH_VECTORS, ShardedStep(plan=_plan, shard=_shard, commit=_commit), pool=MODELS_POOL)
+
+
+@dg.graph_asset(
+    name=GRAPH_VECTORS,
+    group_name="indexes",
+    kinds={"lancedb"},
+    ins={name: dg.AssetIn(name, dagster_type=dg.Nothing) for name in (ENTITIES, RELATIONSHIPS, FACTS)},
+    automation_condition=after_documents_change,
+)
+def graph_vectors(entities: Any, relationships: Any, facts: Any) -> Any:
+    """Entity, relationship and fact vectors, computed in shards side by side and committed at
+    once; unchanged rows and texts cost nothing (the stored vectors, the embedding cache)."""
+    return _OPS.compose(entities, relationships, facts)

@@ -164,3 +164,19 @@ def contiguous_ranges(
         i = gaps.index(min(gaps))
         spans[i : i + 2] = [[spans[i][0], spans[i + 1][1]]]
     return [(ordered_keys[a], ordered_keys[b]) for a, b in spans]
+
+
+def capped_ranges(
+    ranges: Sequence[tuple[str, str]], ordered_keys: Sequence[str], *, max_documents: int
+) -> list[tuple[str, str]]:
+    """Each key range split into runs of at most ``max_documents`` consecutive keys (0: as they
+    are), so a large update becomes several runs instead of one that holds every document."""
+    if max_documents <= 0:
+        return list(ranges)
+    position = {key: i for i, key in enumerate(ordered_keys)}
+    capped = []
+    for first, last in ranges:
+        start, end = position[first], position[last]
+        for low in range(start, end + 1, max_documents):
+            capped.append((ordered_keys[low], ordered_keys[min(low + max_documents, end + 1) - 1]))
+    return capped

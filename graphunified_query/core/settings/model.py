@@ -162,6 +162,13 @@ class AutomationSettings(Section):
     refresh_enabled: bool = Field(
         False, description="Start the schedule switched on (otherwise switch it on in the UI)."
     )
+    max_documents_per_run: int = Field(
+        1000,
+        ge=0,
+        description="Documents one indexing run covers at most (`index` and the new-documents sensor): a "
+        "larger update is split into several runs, each its own retry unit, that executors can spread "
+        "(0 = no cap).",
+    )
 
 
 # strategies.enabled: the strategies a user runs; the pipeline builds only what they read.
