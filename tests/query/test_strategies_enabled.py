@@ -17,6 +17,7 @@ from graphunified_query.core.indexes.bm25 import BM25Index
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import read_table
+from graphunified_query.core.stores.publication import current
 from graphunified_query.engine.query_engine import QueryEngine, StrategyNotServed
 from graphunified_query.server.app import create_app
 from graphunified_query.strategies.registry import STRATEGIES, names
@@ -139,6 +140,7 @@ def test_a_lean_index_answers_its_strategies_and_asks_for_a_refresh_for_the_othe
 
 def test_enabling_them_and_refreshing_builds_what_they_read(lean_home: Path) -> None:
     """Last in the module: it turns the lean home into a full one."""
+    lean = current(HomeLayout.at(lean_home), rebuild_hint="").index_path(BUILT_FOR_FILE)
     (lean_home / "settings.yaml").write_text(OFFLINE_SETTINGS)  # strategies.enabled unset: all
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DAGSTER_HOME", str(lean_home / "dagster"))
@@ -149,6 +151,9 @@ def test_enabling_them_and_refreshing_builds_what_they_read(lean_home: Path) -> 
         )
     full = QueryEngine.open(lean_home, environ={})
     assert full.snapshot.built_for is None
+    # The lean generation, still kept for its readers, still says what it served: the refresh wrote
+    # a new file rather than rewriting the one the generation hard-links (which it once emptied).
+    assert json.loads(lean.read_text()) == {"enabled": ["naive", "graphrag_local"]}
     for name in names("core"):
         assert full.ask(QUESTION, name, retrieve_only=True).contexts, name
     assert read_table(HomeLayout.at(lean_home).table_path("community_reports")).num_rows > 0

@@ -43,7 +43,7 @@ from graphunified_query.core.indexes.report_points import report_points
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers import CachedEmbedder
 from graphunified_query.core.stores.lance_versions import release_unused_versions
-from graphunified_query.core.stores.parquet import read_table
+from graphunified_query.core.stores.parquet import read_table, write_text_atomic
 from graphunified_query.core.stores.publication import publish, published_lance_versions
 from graphunified_query.core.tables import contextual_text
 
@@ -354,9 +354,8 @@ def published_snapshot(
     kept generation reads."""
     layout = graphunified.layout
     # What this build served: the query side refuses a strategy whose artifacts were written empty.
-    built_for = layout.index_path(BUILT_FOR_FILE)
-    built_for.parent.mkdir(parents=True, exist_ok=True)
-    built_for.write_text(json.dumps({"enabled": graphunified.settings.enabled_strategies}) + "\n")
+    enabled = {"enabled": graphunified.settings.enabled_strategies}
+    write_text_atomic(layout.index_path(BUILT_FOR_FILE), json.dumps(enabled) + "\n")
     db = lancedb.connect(str(layout.lancedb))
     versions = {
         path.name.removesuffix(".lance"): db.open_table(path.name.removesuffix(".lance")).version

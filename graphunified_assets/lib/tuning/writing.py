@@ -8,7 +8,6 @@ model (merged with the home's current settings) before it is written.
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,17 +17,10 @@ import yaml
 from graphunified_assets.lib.extraction.tuned_prompts import EXAMPLES_FILE, GLEAN_FILE, PACKAGED, SYSTEM_FILE
 from graphunified_assets.lib.tuning.proposal import Example, Proposal
 from graphunified_query.core.settings.model import SETTINGS_FILE_NAME, SettingsError, load_settings
+from graphunified_query.core.stores.parquet import write_text_atomic
 
 FRAGMENT_FILE = "settings.tuned.yaml"
 PROMPTS_DIR = "prompts"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 def render_example(n: int, example: Example) -> str:
@@ -61,9 +53,11 @@ def render_system_prompt(proposal: Proposal, examples: list[Example]) -> str:
 
 def write_llm_outputs(home: Path, proposal: Proposal, examples: list[Example], header: str) -> Path:
     prompts = home / PROMPTS_DIR
-    _atomic_write(prompts / SYSTEM_FILE, render_system_prompt(proposal, examples))
-    _atomic_write(prompts / GLEAN_FILE, (PACKAGED / GLEAN_FILE).read_text(encoding="utf-8"))
-    _atomic_write(prompts / EXAMPLES_FILE, "\n".join(render_example(n, e) for n, e in enumerate(examples, 1)))
+    write_text_atomic(prompts / SYSTEM_FILE, render_system_prompt(proposal, examples))
+    write_text_atomic(prompts / GLEAN_FILE, (PACKAGED / GLEAN_FILE).read_text(encoding="utf-8"))
+    write_text_atomic(
+        prompts / EXAMPLES_FILE, "\n".join(render_example(n, e) for n, e in enumerate(examples, 1))
+    )
     extraction = {
         "entity_types": [t.name for t in proposal.entity_types],
         "relationship_types": [t.name for t in proposal.relationship_types],
@@ -95,5 +89,5 @@ def write_fragment(home: Path, extraction: dict[str, Any], comment: str) -> Path
         f"# Review and edit, then copy the extraction: section into {current} and run `index`:\n"
         "# documents are re-extracted with the tuned settings (unchanged settings re-extract nothing)."
     )
-    _atomic_write(fragment, "\n".join(line for line in (comment, how) if line) + "\n" + text)
+    write_text_atomic(fragment, "\n".join(line for line in (comment, how) if line) + "\n" + text)
     return fragment

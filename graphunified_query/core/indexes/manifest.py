@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from graphunified_query.core.artifacts import INDEX_MANIFEST_SUFFIX
+from graphunified_query.core.stores.parquet import write_text_atomic
 
 
 def file_fingerprint(path: Path) -> str:
@@ -31,11 +31,7 @@ def file_fingerprint(path: Path) -> str:
 def write_manifest(index: Path, built_from: dict[str, str], **details: Any) -> dict[str, Any]:
     manifest = {"built_at": datetime.now(UTC).isoformat(timespec="seconds"), "built_from": built_from}
     manifest.update(details)
-    path = manifest_path(index)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(path.name + ".tmp")
-    staging.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(staging, path)
+    write_text_atomic(manifest_path(index), json.dumps(manifest, indent=2, sort_keys=True))
     return manifest
 
 

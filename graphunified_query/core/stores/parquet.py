@@ -1,4 +1,4 @@
-"""Atomic Parquet writes and tolerant reads: a crash never leaves a half-written table."""
+"""Atomic Parquet (and small text) writes and tolerant reads: a crash never leaves a half-written file."""
 
 from __future__ import annotations
 
@@ -30,6 +30,21 @@ def write_table_atomic(path: Path, table: pa.Table, *, durable: bool = True) -> 
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """``text`` (UTF-8) to ``path`` by a rename over it, as `write_table_atomic`: a reader sees the
+    old file or the new one. A new file, not a rewrite: a published generation hard-links the
+    working files, and rewriting one in place would change (and for a moment empty) the published copy."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
