@@ -9,13 +9,12 @@ entry whose document is no longer indexed is ignored, so a stale map never inven
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from graphunified_query.core.artifacts import ALIASES_FILE
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.parquet import write_text_atomic
 
 
 def aliases_path(layout: HomeLayout) -> Path:
@@ -23,17 +22,8 @@ def aliases_path(layout: HomeLayout) -> Path:
 
 
 def write_aliases(layout: HomeLayout, aliases: Mapping[str, Sequence[str]]) -> None:
-    path = aliases_path(layout)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = json.dumps({key: list(names) for key, names in sorted(aliases.items())}, ensure_ascii=False)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{ALIASES_FILE}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(payload)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_text_atomic(aliases_path(layout), payload)
 
 
 def read_aliases(layout: HomeLayout, indexed: Collection[str]) -> dict[str, tuple[str, ...]]:
