@@ -28,6 +28,10 @@ class FileScheduling(LoadScopeScheduling):
     """xdist's `loadgroup`, with an unmarked test's unit being its whole file (not itself), and the
     units queued in collection order (`pytest_collection_modifyitems` puts the `first` files ahead)."""
 
+    def __init__(self, config: pytest.Config, log: Any = None) -> None:
+        super().__init__(config, log)
+        config.option.loadscopereorder = False  # the order collected, not "most tests first"
+
     def _split_scope(self, nodeid: str) -> str:
         if nodeid.rfind("@") > nodeid.rfind("]"):  # `xdist_group` adds "@group" (loadgroup)
             return nodeid.rsplit("@", 1)[-1]
@@ -37,7 +41,6 @@ class FileScheduling(LoadScopeScheduling):
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeScheduling | None:
     if config.getvalue("dist") != "loadgroup":
         return None  # another --dist asked for explicitly: xdist's own
-    config.option.loadscopereorder = False  # the order below, not "most tests first"
     return FileScheduling(config, log)
 
 
