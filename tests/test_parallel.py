@@ -54,8 +54,8 @@ def test_files_and_groups_are_units_sent_whole_in_collection_order(
     scheduler = FileScheduling(pytestconfig)
     workers = [FakeWorker("gw0"), FakeWorker("gw1")]
     for worker in workers:
-        scheduler.add_node(worker)  # type: ignore[arg-type]
-        scheduler.add_node_collection(worker, COLLECTION)  # type: ignore[arg-type]
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, COLLECTION)
     scheduler.schedule()
     # The first unit of each worker: the first file whole, and both browser files together.
     assert [COLLECTION[i] for i in workers[0].sent[:2]] == COLLECTION[:2]
@@ -65,7 +65,7 @@ def test_files_and_groups_are_units_sent_whole_in_collection_order(
         for worker in workers:
             for index in [i for i in worker.sent if i not in done]:
                 done.add(index)
-                scheduler.mark_test_complete(worker, index)  # type: ignore[arg-type]
+                scheduler.mark_test_complete(worker, index)
     sent = [[COLLECTION[i] for i in worker.sent] for worker in workers]
     assert sorted(node_id for ids in sent for node_id in ids) == sorted(COLLECTION)  # each once
     for unit in ("tests/test_cluster.py", "tests/query/test_a.py", "tests/query/test_b.py", "@browser"):
