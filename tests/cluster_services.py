@@ -119,10 +119,29 @@ def postgres_server(*, fsync: bool = False) -> Iterator[dict[str, object]]:
     process = subprocess.Popen(_as_postgres(args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_port(port, process, "postgres")
+        _wait_accepting(port, process)
         yield _postgres_db(port, "postgres")  # initdb's own database: no client binary needed
     finally:
         _stop(process)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _wait_accepting(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    """Until a session opens: PostgreSQL listens before it accepts one ("the database system is
+    starting up" on a loaded machine, seen under `make test -n`)."""
+    import psycopg2
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            psycopg2.connect(
+                host="127.0.0.1", port=port, user=PG_USER, password=PG_PASSWORD, dbname="postgres"
+            ).close()
+            return
+        except psycopg2.OperationalError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def _postgres_db(port: int, db_name: str) -> dict[str, object]:
