@@ -34,9 +34,12 @@ index: setup
 	$(BIN)/python -m graphunified_assets index $(if $(INPUT),--input $(INPUT)) --home $(HOME_DIR)
 
 # One run, browser test included (it is opt-in elsewhere: `pytest` alone skips it); lint, types
-# and the docs site first, so CI (.ci/run) fails on any of them.
+# and the docs site first, so CI (.ci/run) fails on any of them. One pytest process per core
+# (pytest-xdist; a file is the unit of work, tests/parallel.py); TEST_WORKERS=0 runs it in one.
+# `logical`: every CPU the OS counts (`auto` would count physical cores where psutil is installed).
+TEST_WORKERS ?= logical
 test: setup browser-deps deploy-deps lint typecheck docs
-	GRAPHUNIFIED_BROWSER_TESTS=1 $(BIN)/python -m pytest -q
+	GRAPHUNIFIED_BROWSER_TESTS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 # Headless Chromium and its driver from Debian for the browser test (tests/ui): installed as root
 # when missing; Selenium is pointed at /usr/bin/chromedriver and never downloads a browser.

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from tests.fakes.voyage_server import FakeVoyageServer
 
 # `--cpu-durations=N`: where the suite's CPU goes (docs/development.md, keeping the suite fast).
-pytest_plugins = ["tests.cpu_durations"]
+pytest_plugins = ["tests.cpu_durations", "tests.parallel"]
 
 SAMPLE_DOCS = {
     "mill.md": (

@@ -46,7 +46,10 @@ NEW_DOCUMENT = "lighthouse.md"
 NEW_TEXT = "# Carrow Lighthouse\n\nThe Carrow Lighthouse was built by Ada Penrose in 1871 on Gull Point.\n"
 NEW_QUESTION = "Who built the Carrow Lighthouse?"
 
-pytestmark = pytest.mark.skipif(missing_services() is not None, reason=missing_services() or "")
+pytestmark = [
+    pytest.mark.skipif(missing_services() is not None, reason=missing_services() or ""),
+    pytest.mark.first,
+]
 
 
 @pytest.fixture(scope="module")

@@ -20,13 +20,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "browser: starts `dagster dev` and drives it with headless Chromium")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (tests/parallel.py)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    browser = [item for item in items if "browser" in item.keywords]
+    for item in browser:  # one worker for them all: they share the session's Chromium
+        item.add_marker(pytest.mark.xdist_group("browser"))
     if os.environ.get(BROWSER_ENV) == "1":
         return
     skip = pytest.mark.skip(reason=f"browser test: set {BROWSER_ENV}=1 (`make test` does)")
-    for item in items:
-        if "browser" in item.keywords:
-            item.add_marker(skip)
+    for item in browser:
+        item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

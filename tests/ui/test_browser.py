@@ -30,7 +30,7 @@ DIALOG = "Join the Dagster community"
 PIPELINE_ASSETS = ("documents", "chunks", "chunk_embeddings", "extractions", "entities", "chunk_vectors")
 SENSORS = ("new_documents_sensor", "global_tables_automation")
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.first]
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from tests.query.conftest import OFFLINE_SETTINGS, index_offline
 from tests.serving import serving
 from tests.ui.conftest import ROOT, screenshot
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.first]
 EVAL_SET = ROOT / "tests" / "fixtures" / "eval_tiny"
 T = TypeVar("T")
 QUESTION = "Who founded the Hale Mill?"
