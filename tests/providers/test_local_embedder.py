@@ -79,3 +79,18 @@ def test_the_session_runs_the_threads_it_was_given() -> None:
     sessions = {threads: session for (_, threads), session in local_embedder._sessions.items()}
     assert sessions[1].get_session_options().intra_op_num_threads == 1
     assert sessions[2].get_session_options().intra_op_num_threads == 2
+
+
+def test_learning_the_model_name_reads_no_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`status` and every sensor tick build the configured embedder for its name alone: that must
+    not parse the tokenizer (or load the model) until something is embedded."""
+    from graphunified_assets.lib.ingest.update_plan import configured_model
+    from graphunified_query.core.settings.embedding import EmbeddingSettings
+
+    def refuse() -> object:
+        raise AssertionError("the tokenizer was read to learn a name")
+
+    monkeypatch.setattr(local_embedder, "load_tokenizer", refuse)
+    assert configured_model(EmbeddingSettings(), {}) == "all-MiniLM-L6-v2"
+    with pytest.raises(AssertionError, match="tokenizer was read"):
+        LocalMiniLMEmbedder().embed(["now it is"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 from collections.abc import Sequence
@@ -121,9 +122,15 @@ class LocalMiniLMEmbedder:
         self.max_length = max_length
         self.batch_size = batch_size
         self.threads = threads  # ONNX intra-op threads (embedding.local_threads, resolved)
-        # A private copy: the shared tokenizer must keep counting whole texts, untruncated.
-        self._tokenizer = Tokenizer.from_str(load_tokenizer().to_str())
-        self._tokenizer.enable_truncation(max_length=max_length)
+
+    @functools.cached_property
+    def _tokenizer(self) -> Tokenizer:
+        """A private, truncating copy of the shared tokenizer (which must keep counting whole
+        texts), made at the first embedding: building an embedder to learn its `model_name`
+        (`status`, a sensor tick) costs nothing."""
+        tokenizer = Tokenizer.from_str(load_tokenizer().to_str())
+        tokenizer.enable_truncation(max_length=self.max_length)
+        return tokenizer
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
         # MiniLM is symmetric: documents and queries are embedded the same way.
