@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from graphunified_assets.defs.assets.strategy_indexes import report_text
+from graphunified_assets.defs.assets.report_vectors import report_text
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.vectors.composed_vectors import (
     composed_vectors,

@@ -102,7 +102,7 @@ def _asset(
     def prepare(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]:
         import dagster as dg
 
-        from graphunified_assets.defs.assets import communities, graph, graph_vectors, strategy_indexes
+        from graphunified_assets.defs.assets import communities, graph, graph_vectors, report_vectors
         from graphunified_assets.defs.resources import GraphUnifiedResource
 
         scratch = HomeLayout.at(Path(tempfile.mkdtemp(prefix=f"step-memory-{name}-")))
@@ -116,7 +116,7 @@ def _asset(
             "graph": graph.graph,
             "communities": communities.communities,
             "graph_vectors": graph_vectors.graph_vectors,
-            "report_vectors": strategy_indexes.report_vectors,
+            "report_vectors": report_vectors.report_vectors,
         }[name]
         resource = GraphUnifiedResource(home=str(scratch.home))
 

@@ -19,6 +19,7 @@ from graphunified_assets.defs.assets import (
     graph_vectors,
     raw_documents,
     remote_snapshot,
+    report_vectors,
     strategy_indexes,
     vector_index,
 )
@@ -45,6 +46,7 @@ ASSET_MODULES = (
     community_reports,
     graph_vectors,
     vector_index,
+    report_vectors,
     strategy_indexes,
     remote_snapshot,
     chunk_similarity,

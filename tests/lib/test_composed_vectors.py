@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from graphunified_assets.defs.assets.graph_vectors import _slices, _Vectorizer
-from graphunified_assets.defs.assets.strategy_indexes import report_text
+from graphunified_assets.defs.assets.report_vectors import report_text
 from graphunified_assets.lib.graph.description_summary import sentences
 from graphunified_assets.lib.vectors.composed_vectors import (
     NAME_WEIGHT,

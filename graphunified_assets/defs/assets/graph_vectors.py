@@ -73,7 +73,7 @@ from graphunified_query.core.progress import Progress
 from graphunified_query.core.providers import CachedEmbedder
 from graphunified_query.core.stores.parquet import read_table
 
-# The graph tables embedded here; the reports' vectors are `strategy_indexes.report_vectors`'.
+# The graph tables embedded here; the reports' vectors are built in `report_vectors.py`.
 GRAPH_VECTOR_TABLES = {k: v for k, v in VECTOR_TABLES.items() if k in (ENTITIES, RELATIONSHIPS, FACTS)}
 SLICE_ROWS = 16_384  # rows per slice: ~25 MB of vectors, a few tens of MB of Python rows
 

@@ -1,0 +1,235 @@
+"""Report vectors for global search: each community report's vector, and the vectors of the
+points in each report (summary and findings), which global search's offline map ranks. Computed in
+shards by community, side by side, and committed at once (`sharded.ShardedOps`).
+"""
+
+import dataclasses
+from typing import Any
+
+import dagster as dg
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from graphunified_assets.defs.assets.sharded import ShardCounts, ShardedOps, ShardedStep
+from graphunified_assets.defs.executors import MODELS_POOL
+from graphunified_assets.defs.observability import Metadata
+from graphunified_assets.defs.partitions import after_documents_change
+from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.reports.report_slices import points_change, report_change
+from graphunified_assets.lib.vectors.composed_vectors import ReportEmbedding
+from graphunified_assets.lib.vectors.distinct_embedding import Embed, embed_rows
+from graphunified_assets.lib.vectors.lance_slices import StoredVectors, apply_change
+from graphunified_assets.lib.vectors.shard_staging import Shard, Staging, split
+from graphunified_assets.ops.index_progress import embed_in_tenths, work_progress
+from graphunified_query.core.artifacts import COMMUNITY_REPORTS, REPORT_POINT_VECTORS, REPORT_VECTORS
+from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
+from graphunified_query.core.indexes.report_points import report_points
+from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.providers import CachedEmbedder
+from graphunified_query.core.stores.parquet import read_table
+
+
+def report_text(row: dict) -> str:
+    """What a report is searched by: its title, summary and finding headlines."""
+    findings = "; ".join(f["summary"] for f in row["findings"])
+    return f"{row['title']}. {row['summary']} {findings}"
+
+
+def _report_composition(graphunified: GraphUnifiedResource) -> list[str]:
+    """The report tables composed from their pieces (`embedding.composed_vectors`)."""
+    return sorted(graphunified.composed_vectors() & {"reports", "report_points"})
+
+
+def _planned_reports(layout: HomeLayout, plan: dict[str, Any]) -> pa.Table:
+    """The reports the plan was made from (a clear error if they changed since)."""
+    path = layout.table_path(COMMUNITY_REPORTS)
+    if file_fingerprint(path) != plan["fingerprint"]:
+        raise RuntimeError(f"{path} changed while its vectors were computed; run the refresh again")
+    return read_table(path)
+
+
+def _report_plan(graphunified: GraphUnifiedResource, stage: Staging) -> list[Shard]:
+    """The reports (communities) to compute, split into shards: per table (the reports' vectors,
+    their points' vectors) every report (a rewrite) or those whose text or numbering changed, and
+    the stale ones. A shard computes both tables for its communities: a report's text and its
+    points share their summary sentences and headlines, embedded once."""
+    layout = graphunified.layout
+    reports = read_table(layout.table_path(COMMUNITY_REPORTS))
+    model = graphunified.embedder().model_name
+    rows = reports.to_pylist()
+    texts = pa.array([report_text(row) for row in rows], pa.string())
+    points = [report_points(row) for row in rows]
+    db = lancedb.connect(str(layout.lancedb))
+    # An update writes only the reports that changed; a text stored already keeps its vector
+    # (renumbered communities move rows, not texts). Stored vectors composed otherwise are not reused.
+    composed = _report_composition(graphunified)
+    same = (read_manifest(layout.index_path(REPORT_VECTORS)) or {}).get("composed") == composed
+    changes = {
+        REPORT_VECTORS: report_change(db, REPORT_VECTORS, reports, texts, model) if same else None,
+        REPORT_POINT_VECTORS: points_change(db, REPORT_POINT_VECTORS, reports, points, model)
+        if same
+        else None,
+    }
+    tables: dict[str, dict[str, Any]] = {
+        name: {
+            "rewrite": change is None,
+            "positions": list(range(reports.num_rows)) if change is None else change.compute.tolist(),
+            "stale": [] if change is None else change.stale,
+        }
+        for name, change in changes.items()
+    }
+    wanted = sorted({i for entry in tables.values() for i in entry["positions"]})
+    shards = split(REPORT_VECTORS, len(wanted))
+    stage.write_plan(
+        {
+            "tables": tables,
+            "wanted": wanted,  # the reports some table computes; shards are slices of it
+            "shards": len(shards),
+            "same": same,
+            "composed": composed,
+            "fingerprint": file_fingerprint(layout.table_path(COMMUNITY_REPORTS)),
+            "reports": reports.num_rows,
+            "points": sum(len(p) for p in points),
+        }
+    )
+    return shards
+
+
+def _report_shard(graphunified: GraphUnifiedResource, stage: Staging, shard: Shard) -> ShardCounts:
+    """One shard's reports: their report and point rows embedded and staged. On a rewrite every
+    distinct text (or piece) of the shard goes to the model in one sorted pass; a text the table
+    stores already keeps its vector."""
+    plan = stage.read_plan()
+    reports = _planned_reports(graphunified.layout, plan)
+    mine = set(plan["wanted"][shard.start : shard.stop])
+    embedder = graphunified.embedder()
+    embedded_before = embedder.texts_embedded
+    db = lancedb.connect(str(graphunified.layout.lancedb))
+    positions = {name: [i for i in entry["positions"] if i in mine] for name, entry in plan["tables"].items()}
+    parts = {name: reports.take(pa.array(found, pa.int64())) for name, found in positions.items()}
+    rows = {name: part.to_pylist() for name, part in parts.items()}
+    texts = [report_text(row) for row in rows[REPORT_VECTORS]]
+    points = [report_points(row) for row in rows[REPORT_POINT_VECTORS]]
+    composed = frozenset(plan["composed"])
+    # Each table's own reports: a report's text where its text changed, its points where they did.
+    vectors = ReportEmbedding(rows[REPORT_VECTORS], texts, [], composed - {"report_points"})
+    point_vectors = ReportEmbedding(rows[REPORT_POINT_VECTORS], [], points, composed - {"reports"})
+    if all(entry["rewrite"] for entry in plan["tables"].values()):  # one pass, sorted across the shard
+        what = f"report texts embedded ({shard.key})"
+        progress = work_progress(graphunified.settings.logging, what, "texts")
+        embed_in_tenths(embedder.embed, [*vectors.wanted(), *point_vectors.wanted()], progress)
+    stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name)
+    embed = _reusing(stored, vectors.reports(embedder.embed), plan["same"])
+    stage.write_rows(shard, _report_table(parts[REPORT_VECTORS], texts, embedder, embed))
+    stored_points = StoredVectors(db, REPORT_POINT_VECTORS, embedder.model_name)
+    embed_point = _reusing(stored_points, point_vectors.report_points(embedder.embed), plan["same"])
+    point_rows = _point_table(parts[REPORT_POINT_VECTORS], points, embedder, embed_point)
+    stage.write_rows(dataclasses.replace(shard, table=REPORT_POINT_VECTORS), point_rows)
+    return {
+        "table": shard.table,
+        "vectors_reused": stored.reused + stored_points.reused,  # stored texts, not embedded
+        "texts_embedded": embedder.texts_embedded - embedded_before,  # this step's, not the run's
+    }
+
+
+def _report_commit(graphunified: GraphUnifiedResource, stage: Staging, shards: list[ShardCounts]) -> Metadata:
+    """Every table's staged rows written at once (a rewrite, or one delete and one append)."""
+    layout = graphunified.layout
+    embedder = graphunified.embedder()
+    db = lancedb.connect(str(layout.lancedb))
+    plan = stage.read_plan()
+    for name, entry in plan["tables"].items():
+        rows = stage.read_table(name, plan["shards"])
+        if not entry["rewrite"]:
+            apply_change(db.open_table(name), "community", entry["stale"], rows)
+            continue
+        if rows is None:  # no reports: an empty table of the model's width
+            none = _planned_reports(layout, plan).slice(0, 0)
+            rows = (
+                _report_table(none, [], embedder, embedder.embed)
+                if name == REPORT_VECTORS
+                else _point_table(none, [], embedder, embedder.embed)
+            )
+        db.create_table(name, data=rows, mode="overwrite")
+    manifest = write_manifest(
+        layout.index_path(REPORT_VECTORS),
+        {COMMUNITY_REPORTS: file_fingerprint(layout.table_path(COMMUNITY_REPORTS))},
+        model=embedder.model_name,
+        composed=plan["composed"],
+    )
+    return {
+        "rows": plan["reports"],
+        "reports_computed": len(plan["tables"][REPORT_VECTORS]["positions"]),
+        "report_points": plan["points"],
+        "model": embedder.model_name,
+        "built_from": dg.MetadataValue.json(manifest["built_from"]),
+    }
+
+
+def _reusing(stored: StoredVectors, embed: Embed, same: bool) -> Embed:
+    """``embed`` returning a stored text's vector when the stored vectors were made the same way."""
+    return stored.embedding(embed) if same else embed
+
+
+_REPORT_OPS = ShardedOps(
+    REPORT_VECTORS,
+    ShardedStep(plan=_report_plan, shard=_report_shard, commit=_report_commit),
+    pool=MODELS_POOL,
+)
+
+
+@dg.graph_asset(
+    name=REPORT_VECTORS,
+    group_name="indexes",
+    kinds={"lancedb"},
+    ins={COMMUNITY_REPORTS: dg.AssetIn(COMMUNITY_REPORTS, dagster_type=dg.Nothing)},
+    automation_condition=after_documents_change,
+)
+def report_vectors(community_reports: Any) -> Any:
+    """Community report embeddings for global search, and each report's points (summary and
+    findings) for its offline map, so a query embeds only itself: computed in shards (by
+    community) side by side and committed at once (unchanged reports and points cost nothing)."""
+    return _REPORT_OPS.compose(community_reports)
+
+
+def _report_table(reports: pa.Table, texts: list[str], embedder: CachedEmbedder, embed: Embed) -> pa.Table:
+    """Report rows → their LanceDB rows, each text embedded."""
+    return pa.table(
+        {
+            "id": reports.column("id"),
+            "community": reports.column("community"),
+            "level": reports.column("level"),
+            "text": pa.array(texts, pa.string()),
+            "vector": _vector_column(embed(texts) if texts else None, embedder.dimension),
+            "model": pa.array([embedder.model_name] * len(texts), pa.string()),
+        }
+    )
+
+
+def _point_table(
+    reports: pa.Table, points: list[list[str]], embedder: CachedEmbedder, embed: Embed
+) -> pa.Table:
+    """One row per point, a report's points contiguous in order: the map reads them by community."""
+    ids, communities = reports.column("id").to_pylist(), reports.column("community").to_pylist()
+    rows = [(ids[r], communities[r], n, t) for r, found in enumerate(points) for n, t in enumerate(found)]
+    point_texts = [text for _, _, _, text in rows]
+    point_vectors = embed_rows(point_texts, embed) if rows else None
+    return pa.table(
+        {
+            "id": pa.array([row[0] for row in rows], pa.string()),
+            "community": pa.array([row[1] for row in rows], reports.schema.field("community").type),
+            "point": pa.array([row[2] for row in rows], pa.int32()),
+            "text": pa.array(point_texts, pa.string()),
+            "vector": _vector_column(point_vectors, embedder.dimension),
+            "model": pa.array([embedder.model_name] * len(rows), pa.string()),
+        }
+    )
+
+
+def _vector_column(vectors: np.ndarray | None, dimension: int) -> pa.FixedSizeListArray:
+    """float32 vectors as LanceDB's fixed-size list column (None: no rows, the model's width)."""
+    if vectors is None:
+        vectors = np.zeros((0, dimension), np.float32)
+    flat = pa.array(np.asarray(vectors, np.float32).ravel(), pa.float32())
+    return pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])
