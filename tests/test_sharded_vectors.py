@@ -12,15 +12,20 @@ import pytest
 
 from graphunified_assets.defs.assets import graph_vectors
 from graphunified_assets.defs.resources import GraphUnifiedResource
-from graphunified_assets.lib.vectors import lance_slices, shard_staging
+from graphunified_assets.lib.vectors import shard_staging
 from graphunified_assets.lib.vectors.shard_staging import MAX_SHARDS, SHARD_ROWS, split
 from graphunified_assets.ops.indexing import index
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.publication import current
-from tests.fakes.anthropic_server import FakeAnthropicServer
-from tests.fakes.voyage_server import FakeVoyageServer
-from tests.test_graph_pipeline import _resource, servers  # noqa: F401 (the fixture)
-from tests.test_vector_slices_pipeline import ADDED, _computed, _rewritten, _tables, _versions
+from tests.test_graph_pipeline import servers  # noqa: F401 (a fixture `built` uses)
+from tests.test_vector_slices_pipeline import (  # noqa: F401 (the fixture `built`)
+    ADDED,
+    _computed,
+    _rewritten,
+    _tables,
+    _versions,
+    built,
+)
 
 
 @pytest.mark.parametrize(
@@ -39,26 +44,18 @@ def test_the_shard_count_follows_the_rows(rows: int, shards: int) -> None:
     assert len({s.key for s in found}) == shards
 
 
-@pytest.fixture
-def resource(
+def test_a_sharded_build_and_update_equal_a_one_shard_build(
     home: Path,
     input_dir: Path,
-    servers: tuple[FakeAnthropicServer, FakeVoyageServer],  # noqa: F811
+    built: GraphUnifiedResource,  # noqa: F811 (the fixture)
     monkeypatch: pytest.MonkeyPatch,
-) -> GraphUnifiedResource:
-    monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # a tiny corpus: most rows change
-    return _resource(home, input_dir)
-
-
-def test_a_sharded_build_and_update_equal_a_one_shard_build(
-    home: Path, input_dir: Path, resource: GraphUnifiedResource, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = home / "settings.yaml"
     every = "embedding:\n  composed_vectors: [entities, relationships, reports, report_points]\n"
     cap = "automation:\n  max_documents_per_run: 1\n"
     settings.write_text(settings.read_text().replace("embedding:\n", every, 1) + cap)
     monkeypatch.setattr(shard_staging, "SHARD_ROWS", 3)  # the sample's few rows: many shards a table
-    report = index(resource, echo=lambda _: None)
+    report = index(built, echo=lambda _: None)
     assert len(report.plan.pending) == 3 and report.runs == 3 + 1  # a run per document, the refresh
     assert _computed()["entity_vectors_computed"] > 3  # type: ignore[operator]
     event = dg.DagsterInstance.get().get_latest_materialization_event(dg.AssetKey("graph_vectors"))
@@ -66,23 +63,26 @@ def test_a_sharded_build_and_update_equal_a_one_shard_build(
     assert event.asset_materialization.metadata["shards"].value > 3  # type: ignore[operator]
     sharded = _tables(home)
     (input_dir / "observatory.md").write_text(ADDED)
-    index(resource, echo=lambda _: None)  # an update: only the changed rows, sharded
+    index(built, echo=lambda _: None)  # an update: only the changed rows, sharded
     updated = _tables(home)
     monkeypatch.setattr(shard_staging, "SHARD_ROWS", 10**6)  # one shard a table
-    assert _rewritten(home, resource) == updated
+    assert _rewritten(home, built) == updated
     assert not any(HomeLayout.at(home).shards.glob("*/*"))  # each commit removed its staging
     (input_dir / "observatory.md").unlink()
-    index(resource, echo=lambda _: None)
-    assert _rewritten(home, resource) == sharded
+    index(built, echo=lambda _: None)
+    assert _rewritten(home, built) == sharded
 
 
 def test_a_failing_shard_leaves_the_published_vectors_and_the_next_run_completes(
-    home: Path, input_dir: Path, resource: GraphUnifiedResource, monkeypatch: pytest.MonkeyPatch
+    home: Path,
+    input_dir: Path,
+    built: GraphUnifiedResource,  # noqa: F811 (the fixture)
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     layout = HomeLayout.at(home)
     monkeypatch.setattr(shard_staging, "SHARD_ROWS", 4)
-    index(resource, echo=lambda _: None)
-    built, versions = _tables(home), _versions(home)
+    index(built, echo=lambda _: None)
+    published, versions = _tables(home), _versions(home)
     generation = current(layout, rebuild_hint="").number
 
     calls = {"n": 0}
@@ -97,16 +97,16 @@ def test_a_failing_shard_leaves_the_published_vectors_and_the_next_run_completes
     monkeypatch.setattr(graph_vectors, "_prefetch", second_shard_fails)
     (input_dir / "observatory.md").write_text(ADDED)
     with pytest.raises(RuntimeError, match="graph_vectors_shard"):
-        index(resource, echo=lambda _: None)
+        index(built, echo=lambda _: None)
     graph_tables = ("entity_vectors", "relationship_vectors", "fact_vectors")
     after = _tables(home)
-    assert {t: after[t] for t in graph_tables} == {t: built[t] for t in graph_tables}
+    assert {t: after[t] for t in graph_tables} == {t: published[t] for t in graph_tables}
     assert {t: _versions(home)[t] for t in graph_tables} == {t: versions[t] for t in graph_tables}
     assert current(layout, rebuild_hint="").number == generation  # nothing new was published
     assert any(layout.shards.glob("graph_vectors/*/*.arrow"))  # the shards that ran, staged
 
     monkeypatch.setattr(graph_vectors, "_prefetch", prefetch)
-    index(resource, echo=lambda _: None)  # the refresh is redone: every shard again
+    index(built, echo=lambda _: None)  # the refresh is redone: every shard again
     assert current(layout, rebuild_hint="").number > generation
     assert any("Observatory" in str(row) for row in _tables(home)["entity_vectors"])
     assert not any(layout.shards.glob("*/*"))
