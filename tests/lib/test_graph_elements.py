@@ -91,6 +91,19 @@ def test_ids_do_not_depend_on_input_order() -> None:
     assert forward.relationships.column("id").to_pylist() == backward.relationships.column("id").to_pylist()
 
 
+def test_facts_that_read_alike_keep_their_own_ids() -> None:
+    """Two triples whose words join into one text are two facts: ids hash the triple, so the
+    table's ids stay unique (a duplicate stopped the 12.6K build's fact index)."""
+    rows = [
+        {**ROWS[0], "facts": [{"subject": "Rudolph", "predicate": "was", "object": "elected King"}]},
+        {**ROWS[1], "facts": [{"subject": "Rudolph", "predicate": "was elected", "object": "King"}]},
+    ]
+    facts = build_graph_elements(rows, summarize_above=4).facts.to_pylist()
+    assert [f["text"] for f in facts] == ["Rudolph was elected King"] * 2
+    assert len({f["id"] for f in facts}) == 2
+    assert sorted(f["chunk_ids"] for f in facts) == [["c1"], ["c2"]]
+
+
 def test_markdown_markup_is_hidden_from_the_extractor() -> None:
     text = (
         "# Hale Mill\n\nFounded by [Thomas Hale](../people/thomas-hale.md) in **1862**.\n\n"

@@ -109,3 +109,11 @@ def test_fewer_rows_in_the_probed_lists_than_asked_falls_back_to_exact() -> None
     index = ann.build(matrix, ids)  # 80 lists of ~5 rows: 8 probed hold ~40
     query = _clustered(1, seed=9)[0]
     assert DenseIndex(ids, matrix, index).search(query, 200) == DenseIndex(ids, matrix).search(query, 200)
+
+
+def test_a_repeated_row_id_is_named_not_called_a_hash_collision() -> None:
+    matrix = _clustered(ann.MIN_ROWS)
+    ids = [f"r{i}" for i in range(len(matrix))]
+    ids[7] = "r3"
+    with pytest.raises(ValueError, match="row id 'r3' appears more than once"):
+        ann.build(matrix, ids)

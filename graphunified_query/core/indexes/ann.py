@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +119,10 @@ def build_from(
         raise ValueError(f"{index.ntotal} vectors added for {len(ids)} rows")
     keys = row_keys(ids)
     if len(np.unique(keys)) != len(keys):
-        raise ValueError("two row ids hash to one key")  # ~1e-8 at 300K rows: never seen
+        repeated = [i for i, n in Counter(ids).items() if n > 1]
+        if repeated:  # the table's fault, not a hash collision (~1e-8 at 300K rows)
+            raise ValueError(f"row id {repeated[0]!r} appears more than once: a table's ids must be unique")
+        raise ValueError("two row ids hash to one key")
     return AnnIndex(index, ids_digest(ids), len(ids))
 
 
