@@ -122,6 +122,10 @@ class GraphUnifiedResource(dg.ConfigurableResource):
         fresh client, so each asset's ledger (its metadata) counts only its own calls."""
         return make_llm(self.settings, llm_cache=self.layout.llm_cache, environ=self.environ())
 
+    def parse_processes(self) -> int:
+        """spaCy worker processes of one step here (`extraction.parse_processes`, resolved)."""
+        return self.settings.extraction.processes(self._side_by_side)
+
     def uses_claude(self) -> bool:
         return self.llm_provider() == "anthropic"
 
@@ -151,6 +155,7 @@ class GraphUnifiedResource(dg.ConfigurableResource):
             llm_cache=self.layout.llm_cache,
             extraction_cache=self.layout.extraction_cache,
             llm=self.llm(),
+            side_by_side=self._side_by_side,
         )
 
 

@@ -11,7 +11,6 @@ run ends; the parent keeps the index lock, plans and reports. A child dies with 
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import pickle
@@ -20,8 +19,9 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import TypeVar
 
+from graphunified_assets.lib.parent_death import die_with
+
 T = TypeVar("T")
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _FORWARD_AFTER_S = 2.0  # a child still running this long after Ctrl-C did not get it: send it
 _STOP_GRACE_S = 60.0  # after Ctrl-C, how long the child may take to close its Dagster run
 
@@ -84,7 +84,7 @@ def _stop(child: multiprocessing.process.BaseProcess) -> None:
 
 
 def _serve(send: Connection, parent: int, function: Callable[..., object], args: tuple[object, ...]) -> None:
-    _die_with(parent)
+    die_with(parent)
     try:
         answer: tuple[bool, object] = (True, function(*args))
     except BaseException as error:  # Ctrl-C included: the parent decides what each means
@@ -103,14 +103,3 @@ def _picklable(error: BaseException) -> BaseException:
     except Exception:  # whatever cannot cross processes is described instead
         return RuntimeError(str(error) or type(error).__name__)
     return error
-
-
-def _die_with(parent: int) -> None:
-    """SIGKILL this process when the parent dies (Linux); elsewhere a no-op."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)

@@ -173,3 +173,10 @@ def test_the_passage_title_is_an_entity_related_to_what_its_opening_names(nlp: L
     assert ("Raoul Walsh", "PERSON") in _entities(typed) and len(typed.entities) == 1
     (untitled,) = extractor.extract([ChunkText("c3", text)])
     assert "Jump for Glory" not in {e.name for e in untitled.entities}
+
+
+def test_the_extractor_with_two_parsing_processes_extracts_what_one_does(nlp: Language) -> None:
+    chunks = [ChunkText(f"c{i}", text) for i, text in enumerate([CURIE, MILL, APPLE] * 24)]
+    one = OfflineExtractor(entity_types=ALL_TYPES, nlp=nlp).extract(chunks)
+    two = OfflineExtractor(entity_types=ALL_TYPES, nlp=nlp, processes=2).extract(chunks)
+    assert two == one and _entities(two[2]) >= {("Steve Jobs", "PERSON"), ("Apple", "ORGANIZATION")}

@@ -164,3 +164,10 @@ def test_sweep_drops_the_phrases_of_sentences_no_longer_asked_for(tmp_path: Path
     assert rebuild.sweep() == 1
     assert b"removed document" not in (tmp_path / "keywords.sqlite").read_bytes()
     assert len(cache.get_many(list(rebuild.asked))) == 1  # the live one stays
+
+
+def test_two_parsing_processes_give_each_sentence_the_phrases_one_does(tmp_path: Path) -> None:
+    texts = [f"{SENTENCE[:-1]} in the year {1800 + i}." for i in range(140)]  # over a batch per worker
+    spread = SpacyPhrases(LLMCache(tmp_path / "keywords.sqlite"), processes=2)
+    assert spread(texts) == SpacyPhrases()(texts)
+    assert spread.processes == 2

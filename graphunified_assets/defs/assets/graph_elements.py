@@ -61,7 +61,8 @@ def graph_elements(
     # Offline relationships get their sentence's theme phrases as keywords (cached by content),
     # when an enabled strategy reads them (LightRAG's thematic layer).
     keywords_cache = LLMCache(graphunified.layout.relationship_keywords_cache)
-    phrases = SpacyPhrases(keywords_cache) if graphunified.builds(RELATIONSHIP_KEYWORDS) else None
+    wanted = graphunified.builds(RELATIONSHIP_KEYWORDS)
+    phrases = SpacyPhrases(keywords_cache, graphunified.parse_processes()) if wanted else None
     elements = build_graph_elements(
         rows,
         summarize_above=graphunified.settings.extraction.summarize_above_fragments,

@@ -21,6 +21,7 @@ from graphunified_assets.lib.extraction.records import (
     ExtractedFact,
     ExtractedRelationship,
 )
+from graphunified_assets.lib.extraction.spacy_workers import read_docs
 from graphunified_query.core.text.spacy_text import (
     LABEL_TO_TYPE,
     clean_name,
@@ -52,7 +53,12 @@ class OfflineExtractor:
     name = "offline-spacy"
 
     def __init__(
-        self, *, entity_types: Iterable[str], nlp: Language | None = None, concept_heads: Iterable[str] = ()
+        self,
+        *,
+        entity_types: Iterable[str],
+        nlp: Language | None = None,
+        concept_heads: Iterable[str] = (),
+        processes: int = 1,
     ) -> None:
         self.entity_types = frozenset(t.upper() for t in entity_types)
         # Domain terms NER never tags ("logical replication"): noun phrases with these head nouns,
@@ -61,6 +67,7 @@ class OfflineExtractor:
             frozenset(singular(h) for h in concept_heads) if "CONCEPT" in self.entity_types else frozenset()
         )
         self._nlp = nlp
+        self.processes = processes  # spaCy worker processes per call (`extraction.parse_processes`)
 
     @property
     def nlp(self) -> Language:
@@ -71,11 +78,12 @@ class OfflineExtractor:
     def extract(self, chunks: Sequence[ChunkText]) -> list[ChunkExtraction]:
         # The title line is not a sentence: spaCy would glue it onto the first one. It is added as
         # an entity of its own instead (see _add_title).
-        docs = self.nlp.pipe((_without_title(c) for c in chunks), batch_size=32)
-        return [
-            self._extract_doc(chunk.chunk_id, doc, chunk.title)
-            for chunk, doc in zip(chunks, docs, strict=True)
-        ]
+        texts = [_without_title(c) for c in chunks]
+
+        def read(i: int, doc: Doc) -> ChunkExtraction:
+            return self._extract_doc(chunks[i].chunk_id, doc, chunks[i].title)
+
+        return list(read_docs(texts, read, processes=self.processes, batch_size=32, nlp=self.nlp))
 
     def _extract_doc(self, chunk_id: str, doc: Doc, title: str = "") -> ChunkExtraction:
         entity_at = {t.i: ent for ent in doc.ents for t in ent}

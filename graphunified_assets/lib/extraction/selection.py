@@ -36,13 +36,15 @@ def make_extractor(
     extraction_cache: Path | None = None,
     environ: Mapping[str, str] = os.environ,
     llm: LLM | None = None,
+    side_by_side: int = 1,
 ) -> Extractor:
     """``extraction_cache``: where the offline extractor's results are kept by content (the LLM
     extractor has the LLM response cache); None extracts every chunk afresh (evaluation).
-    ``llm``: an LLM already built for this run (else resolved from the settings)."""
+    ``llm``: an LLM already built for this run (else resolved from the settings). ``side_by_side``:
+    steps computing at once on the machine, which share its cores (`ExtractionSettings.processes`)."""
     llm = llm if llm is not None else make_llm(settings, llm_cache=llm_cache, environ=environ)
     if llm is None:
-        return _offline_extractor(settings, extraction_cache)
+        return _offline_extractor(settings, extraction_cache, side_by_side)
     from graphunified_assets.lib.extraction.llm_extractor import LLMExtractor
     from graphunified_assets.lib.extraction.tuned_prompts import load_prompts
 
@@ -55,7 +57,7 @@ def make_extractor(
     )
 
 
-def _offline_extractor(settings: Settings, cache: Path | None) -> Extractor:
+def _offline_extractor(settings: Settings, cache: Path | None, side_by_side: int) -> Extractor:
     from importlib.metadata import version
 
     from graphunified_assets.lib.extraction import offline_extractor, offline_facts
@@ -64,7 +66,9 @@ def _offline_extractor(settings: Settings, cache: Path | None) -> Extractor:
     from graphunified_query.core.text import spacy_text
 
     extractor = offline_extractor.OfflineExtractor(
-        entity_types=settings.extraction.entity_types, concept_heads=settings.extraction.concept_heads
+        entity_types=settings.extraction.entity_types,
+        concept_heads=settings.extraction.concept_heads,
+        processes=settings.extraction.processes(side_by_side),
     )
     if cache is None:
         return extractor

@@ -9,9 +9,10 @@ extractor's description *is* the sentence, or two), minus the words of its two e
 
 This runs in the graph stage, not in the extractor, so adding it left the per-chunk extraction
 cache valid (a full re-extraction of a dev set costs half an hour). Parsing is the cost: each
-distinct description is parsed once per process, and its phrases are cached on disk by content
-(SHA-256 of the description and this module's source), so a re-run parses nothing it parsed before;
-they are read and written in batches (a commit per row was 14 % of the cold parsing time).
+distinct description is parsed once, over `extraction.parse_processes` worker processes, and its
+phrases are cached on disk by content (SHA-256 of the description, the theme rule's source and the
+model), so a re-run parses nothing it parsed before; they are read and written in batches (a
+commit per row was 14 % of the cold parsing time).
 
 Merging: an edge seen in several chunks has the union of its mentions' keywords, the most
 frequent first (then first seen), at most `MAX_EDGE_KEYWORDS`.
@@ -19,13 +20,15 @@ frequent first (then first seen), at most `MAX_EDGE_KEYWORDS`.
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphunified_query.core.providers.llm_cache import LLMCache, request_key
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 MAX_EDGE_KEYWORDS = 10
 SAVE_EVERY = 512  # parsed texts per cache transaction
@@ -39,21 +42,22 @@ class SpacyPhrases:
     asked for: the graph stage asks for every live relationship's sentence, so a removed
     document's sentences leave the cache with it (they used to stay for good)."""
 
-    def __init__(self, cache: LLMCache | None = None) -> None:
+    def __init__(self, cache: LLMCache | None = None, processes: int = 1) -> None:
         from graphunified_assets.lib.extraction.extraction_cache import source_digest
         from graphunified_query.core.text import themes
         from graphunified_query.core.text.spacy_text import DEFAULT_MODEL
 
         self.cache = cache
+        self.processes = processes  # spaCy worker processes (`extraction.parse_processes`)
         self.asked: set[str] = set()
+        # What decides a text's phrases: the theme rule and the model (not how they are parsed or merged).
         self._version = {
-            "relationship_keywords": source_digest(sys.modules[__name__], themes),
+            "themes": source_digest(themes),
             "model": DEFAULT_MODEL,
         }
 
     def __call__(self, texts: list[str]) -> list[list[str]]:
-        from graphunified_query.core.text import themes
-        from graphunified_query.core.text.spacy_text import load_pipeline
+        from graphunified_assets.lib.extraction.spacy_workers import read_docs
 
         cache = self.cache
         keys = [request_key({**self._version, "text": text}) for text in texts]
@@ -62,9 +66,10 @@ class SpacyPhrases:
         found = {i: list(cached[key]["phrases"]) for i, key in enumerate(keys) if key in cached}
         missing = [i for i in range(len(texts)) if i not in found]
         parsed: dict[str, dict[str, list[str]]] = {}
-        docs = load_pipeline().pipe((texts[i] for i in missing), batch_size=64) if missing else ()
-        for i, doc in zip(missing, docs, strict=True):
-            found[i] = themes.theme_phrases(doc)
+        asked = [texts[i] for i in missing]
+        read = read_docs(asked, _phrases, processes=self.processes, batch_size=64) if missing else ()
+        for i, phrases in zip(missing, read, strict=True):
+            found[i] = phrases
             if cache is None:
                 continue
             parsed[keys[i]] = {"phrases": found[i]}
@@ -113,6 +118,12 @@ class _KeywordedRows:
                     rel = {**rel, "keywords": without_names(found, names)[:MAX_MENTION_KEYWORDS]}
                 relationships.append(rel)
             yield {**row, "relationships": relationships}
+
+
+def _phrases(_: int, doc: Doc) -> list[str]:
+    from graphunified_query.core.text.themes import theme_phrases
+
+    return theme_phrases(doc)
 
 
 def without_names(phrases: Iterable[str], name_words: set[str]) -> list[str]:
