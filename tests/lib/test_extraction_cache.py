@@ -16,6 +16,7 @@ from graphunified_assets.lib.extraction.selection import make_extractor
 from graphunified_assets.ops.indexing import index
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.settings.model import Settings
+from tests.lib.counting_cache import CountingCache
 
 TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "EVENT", "DATE")
 MILL = ChunkText("mill#0", "Thomas Hale founded the Hale Mill in Millbrook in 1862.", title="Hale Mill")
@@ -52,6 +53,19 @@ def test_the_same_text_under_another_id_is_served_from_the_cache(tmp_path: Path)
     assert again[0].chunk_id == "copy-of-mill#0" and _records(again[0]) == _records(first[0])
     assert any(e.name == "Thomas Hale" for e in again[0].entities)
     assert again[1].chunk_id == "dam#0" and any(e.name == "Arthur Penrose" for e in again[1].entities)
+
+
+def test_a_call_reads_the_cache_once_and_saves_what_it_extracted_in_one_transaction(tmp_path: Path) -> None:
+    cache = CountingCache(tmp_path / "extractions.sqlite")
+    CachedExtractor(CountingExtractor(), cache, fingerprint={"code": "v1"}).extract([MILL])
+    cached = CachedExtractor(CountingExtractor(), cache, fingerprint={"code": "v1"})
+    cache.reads, cache.writes = 0, []
+    results = cached.extract([MILL, DAM, ChunkText("copy#0", DAM.text, title=DAM.title)])
+    assert (cache.reads, cache.writes) == (1, [1])  # one lookup; the one new text saved once
+    assert [r.chunk_id for r in results] == ["mill#0", "dam#0", "copy#0"]
+    cache.reads, cache.writes = 0, []
+    cached.extract([MILL, DAM])
+    assert (cache.reads, cache.writes) == (1, [])  # all cached: nothing written
 
 
 def test_other_settings_or_code_miss_the_cache(tmp_path: Path) -> None:

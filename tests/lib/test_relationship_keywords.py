@@ -15,6 +15,7 @@ from graphunified_assets.lib.graph.relationship_keywords import Phrases, SpacyPh
 from graphunified_assets.lib.vectors.relationship_vectors import relationship_text, relationship_vectors
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.text import spacy_text
+from tests.lib.counting_cache import CountingCache
 
 SENTENCE = (
     "Thomas Hale founded the Hale Mill, a large woollen textile factory on the river, "
@@ -109,37 +110,12 @@ def test_the_relationship_vector_and_text_carry_the_keywords() -> None:
     assert relationship_text(keyed_row) == "Hale Mill ON River Harrow: stood on"
 
 
-class _CountingCache(LLMCache):
-    """An LLMCache that counts its reads and writes (each write is a transaction, an fsync)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self.writes: list[int] = []
-        self.reads = 0
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        self.reads += 1
-        return super().get(key)
-
-    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        self.reads += 1
-        return super().get_many(keys)
-
-    def put(self, key: str, response: dict[str, Any]) -> None:
-        self.writes.append(1)
-        super().put(key, response)
-
-    def put_many(self, items: dict[str, dict[str, Any]]) -> None:
-        self.writes.append(len(items))
-        super().put_many(items)
-
-
 def test_phrases_are_read_and_saved_in_batches_with_the_same_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(relationship_keywords, "SAVE_EVERY", 2)
     texts = [SENTENCE, "The old mill by the river closed.", "A quiet village grew.", SENTENCE[:40]]
-    cache = _CountingCache(tmp_path / "keywords.sqlite")
+    cache = CountingCache(tmp_path / "keywords.sqlite")
     cached = SpacyPhrases(cache)(texts)
     assert cached == SpacyPhrases()(texts)  # the cache changes nothing
     assert (cache.reads, cache.writes) == (1, [2, 2])  # one lookup, a transaction per 2 parsed
