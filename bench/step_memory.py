@@ -6,7 +6,8 @@
 A full build runs every step in one process, so its peak RSS is the largest step's. This runs the
 step functions themselves on a built home's tables (read only), each in a fresh subprocess, and
 prints one JSON object: per step, RSS before it (inputs loaded), its peak (``/proc`` sampled every
-10 ms, and ``ru_maxrss``), the step's own share (peak minus before) and wall time. Output tables
+10 ms, and ``ru_maxrss``), the step's own share (peak minus before) and wall time; for the sharded
+vector steps also each op's (plan, every shard, commit) peak RSS and seconds, under ``ops``. Output tables
 are written under ``--out``; ``--compare DIR`` checks them against an earlier run's, cell for cell.
 
 Resolution runs without name vectors (``--embed none``) or with the home's embedder, its vectors
@@ -30,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -122,8 +124,10 @@ def _asset(
 
         def run() -> dict[str, pa.Table]:
             if name in ("graph_vectors", "report_vectors"):  # sharded: plan, shards, commit in-process
-                result = dg.materialize([asset], resources={"graphunified": resource})
+                instance = dg.DagsterInstance.ephemeral()
+                result = dg.materialize([asset], resources={"graphunified": resource}, instance=instance)
                 assert result.success, f"{name} failed"
+                OP_SPANS.extend(_op_spans(instance, result.run_id))
             else:
                 asset(dg.build_asset_context(), graphunified=resource)
             found = {out: pq.read_table(scratch.table_path(out)) for out in outputs}
@@ -140,6 +144,24 @@ def _asset(
     return prepare
 
 
+def _op_spans(instance: Any, run_id: str) -> list[tuple[str, float, float]]:
+    """Each op of the run (plan, every shard, commit) with its start and end (epoch seconds)."""
+    from dagster import DagsterEventType
+
+    starts: dict[str, float] = {}
+    spans = []
+    for entry in instance.all_logs(run_id):
+        event = entry.dagster_event
+        if event is None or entry.step_key is None:
+            continue
+        if event.event_type == DagsterEventType.STEP_START:
+            starts[entry.step_key] = entry.timestamp
+        elif event.event_type in (DagsterEventType.STEP_SUCCESS, DagsterEventType.STEP_FAILURE):
+            spans.append((entry.step_key, starts.get(entry.step_key, entry.timestamp), entry.timestamp))
+    return spans
+
+
+OP_SPANS: list[tuple[str, float, float]] = []  # the sharded steps' ops, filled by their run()
 _GRAPH = ("entities", "relationships", "facts")
 PREPARE = {
     "graph_elements": _graph_elements,
@@ -178,6 +200,17 @@ def _worker(step: str, home: Path, out: Path, embed: str) -> dict[str, float]:
         "step_rss_mb": round(peak - before),
         "step_s": round(seconds, 1),
         **{f"{name}_rows": table.num_rows for name, table in tables.items()},
+        # A sharded step's ops in one process: what each holds at its peak, and its time.
+        **(
+            {
+                "ops": {
+                    key: {"peak_rss_mb": sampler.peak_mb(start, end), "seconds": round(end - start, 1)}
+                    for key, start, end in OP_SPANS
+                }
+            }
+            if OP_SPANS
+            else {}
+        ),
     }
 
 
