@@ -30,7 +30,6 @@ from graphunified_assets.defs.resources import HOME_ENV, INPUT_ENV, GraphUnified
 from graphunified_assets.defs.sensors import partition_range_tags
 from graphunified_assets.ops.worker import WORKER_CONCURRENCY_ENV
 from graphunified_query.core.settings import embedding as embedding_settings
-from graphunified_query.core.settings import model as settings_model
 from graphunified_query.core.settings.embedding import EmbeddingSettings
 from graphunified_query.core.settings.model import ExtractionSettings
 from tests.conftest import SAMPLE_DOCS
@@ -222,7 +221,6 @@ def test_model_threads_are_the_cores_shared_by_the_model_steps_side_by_side(
     assert found == side_by_side
     assert EmbeddingSettings().threads(found) == 12 // side_by_side
     assert EmbeddingSettings(local_threads=5).threads(found) == 5  # set: as set
-    monkeypatch.setattr(settings_model, "usable_cores", lambda: 12)  # spaCy's processes: the same share
     assert ExtractionSettings().processes(found) == 12 // side_by_side
     assert ExtractionSettings(parse_processes=5).processes(found) == 5
     monkeypatch.setattr(embedding_settings, "usable_cores", lambda: 2)
@@ -242,7 +240,6 @@ def test_a_step_builds_its_model_with_its_share_of_the_cores(
     )
     context = dg.build_init_resource_context(instance=instance)
     monkeypatch.setattr(type(context), "dagster_run", run, raising=False)
-    monkeypatch.setattr(settings_model, "usable_cores", lambda: 8)
     resource.setup_for_execution(context)
     assert resource.embedder().provider.threads == 2  # type: ignore[attr-defined]
     assert resource.parse_processes() == 2

@@ -138,9 +138,7 @@ class EmbeddingSettings(Section):
     def threads(self, side_by_side: int = 1) -> int:
         """`local_threads`, or when 0 this process's share of the cores with ``side_by_side`` model
         steps running at once on the machine (at least one thread)."""
-        if self.local_threads:
-            return self.local_threads
-        return max(1, usable_cores() // max(1, side_by_side))
+        return self.local_threads or share_of_cores(side_by_side)
 
     def composed(self, local: bool) -> frozenset[str]:
         """The tables composed from their sentences (`composed_vectors`); ``local``: the resolved
@@ -148,6 +146,12 @@ class EmbeddingSettings(Section):
         if self.composed_vectors is not None:
             return frozenset(self.composed_vectors)
         return frozenset(LOCAL_COMPOSED if local else ())
+
+
+def share_of_cores(side_by_side: int = 1) -> int:
+    """This process's share of the cores with ``side_by_side`` steps computing at once on the
+    machine (at least one): the model's threads and spaCy's processes of a step."""
+    return max(1, usable_cores() // max(1, side_by_side))
 
 
 def usable_cores() -> int:

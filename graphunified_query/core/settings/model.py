@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from graphunified_query.core.settings.embedding import EmbeddingSettings, usable_cores
+from graphunified_query.core.settings.embedding import EmbeddingSettings, share_of_cores
 from graphunified_query.core.settings.file import closest_key, parse_yaml, prepare, refuse_secret_values
 from graphunified_query.core.settings.llm import LLMSettings, ModelPrice, default_prices
 from graphunified_query.core.settings.query import QuerySettings
@@ -80,7 +80,7 @@ class ExtractionSettings(Section):
     def processes(self, side_by_side: int = 1) -> int:
         """`parse_processes`, or when 0 this process's share of the cores with ``side_by_side``
         steps computing at once on the machine (at least one)."""
-        return self.parse_processes or max(1, usable_cores() // max(1, side_by_side))
+        return self.parse_processes or share_of_cores(side_by_side)
 
 
 class GraphSettings(Section):
