@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from graphunified_assets.defs.assets import graph_vectors
 from graphunified_assets.lib.vectors import lance_slices
 from graphunified_assets.ops.indexing import index
 from graphunified_assets.ops.store_check import check_store
@@ -39,6 +40,14 @@ def test_the_faiss_index_is_built_updated_by_id_and_replaces_the_old_lists(
     monkeypatch.setattr(ann, "MIN_ROWS", 1)  # a tiny corpus: every table gets its index
     monkeypatch.setattr(ann, "RETRAIN_SHARE", 100.0)  # never re-trained by growth here
     monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # most rows change: slices anyway
+
+    def read_back(*_: object) -> None:
+        raise AssertionError("the lists were filled by reading the LanceDB table back")
+
+    # A rewrite fills them from its staged rows (LanceDB's reader keeps what it read: 1.1 GB at
+    # the 12.6K scale), an update by id from the rows it computed.
+    stored_batches = graph_vectors._stored_batches
+    monkeypatch.setattr(graph_vectors, "_stored_batches", read_back)
     resource = _resource(home, input_dir)
     index(resource, echo=lambda _: None)
     layout = HomeLayout.at(home)
@@ -59,6 +68,8 @@ def test_the_faiss_index_is_built_updated_by_id_and_replaces_the_old_lists(
     assert [s for _, s in found] == pytest.approx([s for _, s in exact], abs=1e-5)
 
     # A home indexed before faiss: its lists in the old format (published so), no faiss index.
+    # Nothing changed, so no rows are staged: its lists are trained from the stored vectors.
+    monkeypatch.setattr(graph_vectors, "_stored_batches", stored_batches)
     for generation in (layout.home, *layout.published.glob("[0-9]*")):
         folder = generation / "indexes"
         for path in (folder / "ann").glob("*"):

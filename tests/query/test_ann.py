@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import faiss
 import numpy as np
 import pytest
 
@@ -117,3 +118,38 @@ def test_a_repeated_row_id_is_named_not_called_a_hash_collision() -> None:
     ids[7] = "r3"
     with pytest.raises(ValueError, match="row id 'r3' appears more than once"):
         ann.build(matrix, ids)
+
+
+def test_lists_sized_once_hold_what_faiss_add_puts_in_them_in_its_order(
+    table: tuple[tuple[str, ...], np.ndarray, ann.AnnIndex],
+) -> None:
+    ids, matrix, built = table
+    added = faiss.clone_index(built.index)
+    added.reset()  # trained, empty: faiss's own add appends each row to its nearest list
+    for start in range(0, len(ids), 7_000):
+        added.add_with_ids(matrix[start : start + 7_000], ann.row_keys(ids[start : start + 7_000]))
+    mine, theirs = built.index.invlists, added.invlists
+    assert built.index.ntotal == added.ntotal == len(ids)
+    for number in range(built.index.nlist):
+        size = mine.list_size(number)
+        assert size == theirs.list_size(number)
+        if size:
+            ids_in = [faiss.rev_swig_ptr(lists.get_ids(number), size) for lists in (mine, theirs)]
+            assert np.array_equal(*ids_in)
+            codes = size * mine.code_size
+            assert np.array_equal(
+                faiss.rev_swig_ptr(mine.get_codes(number), codes),
+                faiss.rev_swig_ptr(theirs.get_codes(number), codes),
+            )
+
+
+def test_parts_that_read_other_rows_the_second_time_are_an_error() -> None:
+    matrix = _clustered(1_000, seed=10)
+    ids = [f"r{i}" for i in range(len(matrix))]
+    readings = iter([(ids, matrix), (ids[::-1], matrix[::-1])])
+
+    def parts() -> list[tuple[list[str], np.ndarray]]:
+        return [next(readings)]
+
+    with pytest.raises(ValueError, match="second reading holds other rows"):
+        ann.build_from(matrix[:200], parts, ids)

@@ -21,7 +21,7 @@ indexes and the manifest. A shard that fails leaves the tables as they were.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ from graphunified_assets.lib.vectors.lance_slices import (
     SliceChange,
     apply_change,
     plan_change,
+    rewrite,
     stored_rows,
     vector_matrix,
 )
@@ -142,12 +143,13 @@ def _change(
     return plan_change(table.column("id"), texts, stored, key="id", model=model)
 
 
-def _planned_rows(layout: HomeLayout, entry: dict[str, Any]) -> pa.Table:
-    """The source table the plan was made from (a clear error if it changed since)."""
+def _planned_rows(layout: HomeLayout, entry: dict[str, Any], columns: list[str] | None = None) -> pa.Table:
+    """The source table the plan was made from, or its ``columns`` (a clear error if it changed
+    since)."""
     path = layout.table_path(entry["source"])
     if file_fingerprint(path) != entry["fingerprint"]:
         raise RuntimeError(f"{path} changed while its vectors were computed; run the refresh again")
-    return read_table(path)
+    return read_table(path, columns=columns)
 
 
 def _shard(graphunified: GraphUnifiedResource, stage: Staging, shard: Shard) -> ShardCounts:
@@ -185,28 +187,31 @@ def _commit(graphunified: GraphUnifiedResource, stage: Staging, shards: list[Sha
     metadata: Metadata = {"model": embedder.model_name}
     texts = per_table(shards, "texts_embedded")
     for target, entry in stage.read_plan()["tables"].items():
-        table = _planned_rows(layout, entry)
+        ids = _planned_rows(layout, entry, columns=["id"]).column("id").to_pylist()  # not their texts
         lists_path = layout.index_path(ann_file(target))
         if entry["positions"] is None:
-            if not _write(db, target, stage.read_rows(target, entry["shards"])):
+
+            def staged(target: str = target, shards: int = entry["shards"]) -> Iterator[pa.RecordBatch]:
+                return stage.read_rows(target, shards)
+
+            if not rewrite(db, target, staged()):
                 empty = np.zeros((0, embedder.dimension), np.float32)  # no rows: of the model's size
                 db.create_table(
                     target, data=_batch(pa.array([], pa.string()), [], empty, ""), mode="overwrite"
                 )
-            metadata[f"{target}_computed"] = table.num_rows
-            metadata[f"{target}_lists"] = _clustered(lists_path, table, db, target)
+            metadata[f"{target}_computed"] = len(ids)
+            metadata[f"{target}_lists"] = _clustered(lists_path, ids, staged)
         else:
             computed = stage.read_table(target, entry["shards"])
             change = SliceChange(np.asarray(entry["positions"], np.int64), entry["stale"], kept=0)
             apply_change(db.open_table(target), "id", change.stale, computed)
             vectors = {}
             if computed is not None:
-                ids = computed.column("id").to_pylist()
-                vectors = dict(zip(ids, vector_matrix(computed), strict=True))
+                vectors = dict(zip(computed.column("id").to_pylist(), vector_matrix(computed), strict=True))
             metadata[f"{target}_computed"] = len(change.compute)
             metadata[f"{target}_deleted"] = len(change.stale)
-            metadata[f"{target}_lists"] = _updated_lists(lists_path, table, change, vectors, db, target)
-        metadata[target] = table.num_rows
+            metadata[f"{target}_lists"] = _updated_lists(lists_path, ids, change, vectors, db, target)
+        metadata[target] = len(ids)
         metadata[f"{target}_texts"] = texts.get(target, 0)  # distinct texts its shards embedded
     manifest = write_manifest(
         layout.index_path(GRAPH_VECTORS_MANIFEST),
@@ -278,21 +283,6 @@ def _prefetch(vectorizer: _Vectorizer, rows: pa.Table, source: str, progress: Pr
     embed_in_tenths(vectorizer.embedder.embed, wanted, progress)
 
 
-def _write(db: lancedb.DBConnection, target: str, batches: Iterator[pa.RecordBatch]) -> bool:
-    """Streams the staged batches into one new version of ``target``; False when there are no
-    rows. No vectors are kept: the faiss index reads them back from the table (`_clustered`)."""
-    first = next((batch for batch in batches if batch.num_rows), None)
-    if first is None:
-        return False
-
-    def rest() -> Iterator[pa.RecordBatch]:
-        yield first
-        yield from batches
-
-    db.create_table(target, data=pa.RecordBatchReader.from_batches(first.schema, rest()), mode="overwrite")
-    return True
-
-
 def _slices(
     table: pa.Table, source: str, vectorizer: _Vectorizer
 ) -> Iterator[tuple[pa.RecordBatch, np.ndarray]]:
@@ -301,21 +291,29 @@ def _slices(
         yield vectorizer.batch(table.slice(start, SLICE_ROWS), source)
 
 
-def _clustered(path: Path, table: pa.Table, db: lancedb.DBConnection, target: str) -> int:
-    """The faiss index of ``target``, trained afresh on a sample of its stored vectors and filled
-    from them slice by slice → its lists; none for a table searched exactly. The step never holds
-    every vector twice: a matrix of the 316K relationship vectors is 485 MB, and so is the index."""
-    if table.num_rows < ann.MIN_ROWS:
+def _clustered(path: Path, ids: list[str], batches: Callable[[], Iterator[pa.RecordBatch]]) -> int:
+    """The faiss index of the table of rows ``ids``, trained afresh on a sample of its vectors and
+    filled from them a batch at a time → its lists; none for a table searched exactly.
+    ``batches()`` reads the table's rows (id, vector) in ``ids`` order, each time afresh: a
+    rewrite's staged rows (memory-mapped files), or the stored table when an update re-trains.
+
+    The step never holds every vector twice: a matrix of the 316K relationship vectors is 485 MB,
+    and so is the index. Reading them from LanceDB instead of the staged rows left the step
+    1.1 GB larger than the vectors it kept (its reader holds on to what it read)."""
+    if len(ids) < ann.MIN_ROWS:
         ann.remove(path)
         return 0
-    positions = ann.sample_positions(table.num_rows)
+    positions = ann.sample_positions(len(ids))
     picked, offset = [], 0
-    for batch in _stored_batches(db, target):  # the sample, in one pass
+    for batch in batches():  # the sample, in one pass
         wanted = positions[(positions >= offset) & (positions < offset + batch.num_rows)] - offset
         picked.append(vector_matrix(batch.take(pa.array(wanted))))
         offset += batch.num_rows
-    parts = ((batch.column("id").to_pylist(), vector_matrix(batch)) for batch in _stored_batches(db, target))
-    built = ann.build_from(np.concatenate(picked), parts, table.column("id").to_pylist())
+
+    def parts() -> Iterator[tuple[list[str], np.ndarray]]:
+        return ((batch.column("id").to_pylist(), vector_matrix(batch)) for batch in batches())
+
+    built = ann.build_from(np.concatenate(picked), parts, ids)
     ann.save(path, built)
     return built.lists
 
@@ -327,7 +325,7 @@ def _stored_batches(db: lancedb.DBConnection, target: str) -> Iterator[pa.Record
 
 def _updated_lists(
     path: Path,
-    table: pa.Table,
+    ids: list[str],
     change: SliceChange,
     computed: dict[str, np.ndarray],
     db: lancedb.DBConnection,
@@ -335,15 +333,18 @@ def _updated_lists(
 ) -> int:
     """The faiss index after a slice update: kept when it holds these rows, the stale rows removed
     and the computed ones added by id, or re-trained from the stored vectors → its lists."""
-    if table.num_rows < ann.MIN_ROWS:
-        return _clustered(path, table, db, target)
-    ids = table.column("id").to_pylist()
+
+    def stored() -> Iterator[pa.RecordBatch]:
+        return _stored_batches(db, target)
+
+    if len(ids) < ann.MIN_ROWS:
+        return _clustered(path, ids, stored)
     if (kept := ann.lists_holding(path, ids)) is not None:  # no row changed
         return kept
     previous = ann.load_previous(path)
     found = ann.updated(previous, ids, change.stale, computed) if previous is not None else None
     if found is None:
-        return _clustered(path, table, db, target)
+        return _clustered(path, ids, stored)
     ann.save(path, found)
     return found.lists
 

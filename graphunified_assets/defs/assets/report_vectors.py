@@ -19,7 +19,7 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.reports.report_slices import points_change, report_change
 from graphunified_assets.lib.vectors.composed_vectors import ReportEmbedding
 from graphunified_assets.lib.vectors.distinct_embedding import Embed, embed_rows
-from graphunified_assets.lib.vectors.lance_slices import StoredVectors, apply_change
+from graphunified_assets.lib.vectors.lance_slices import StoredVectors, apply_change, rewrite
 from graphunified_assets.lib.vectors.shard_staging import Shard, Staging, split
 from graphunified_assets.ops.index_progress import embed_in_tenths, work_progress
 from graphunified_query.core.artifacts import COMMUNITY_REPORTS, REPORT_POINT_VECTORS, REPORT_VECTORS
@@ -140,18 +140,18 @@ def _report_commit(graphunified: GraphUnifiedResource, stage: Staging, shards: l
     db = lancedb.connect(str(layout.lancedb))
     plan = stage.read_plan()
     for name, entry in plan["tables"].items():
-        rows = stage.read_table(name, plan["shards"])
         if not entry["rewrite"]:
+            rows = stage.read_table(name, plan["shards"])
             apply_change(db.open_table(name), "community", entry["stale"], rows)
             continue
-        if rows is None:  # no reports: an empty table of the model's width
-            none = _planned_reports(layout, plan).slice(0, 0)
+        if not rewrite(db, name, stage.read_rows(name, plan["shards"])):  # streamed, a shard at a time
+            none = _planned_reports(layout, plan).slice(0, 0)  # no reports: empty, of the model's width
             rows = (
                 _report_table(none, [], embedder, embedder.embed)
                 if name == REPORT_VECTORS
                 else _point_table(none, [], embedder, embedder.embed)
             )
-        db.create_table(name, data=rows, mode="overwrite")
+            db.create_table(name, data=rows, mode="overwrite")
     manifest = write_manifest(
         layout.index_path(REPORT_VECTORS),
         {COMMUNITY_REPORTS: file_fingerprint(layout.table_path(COMMUNITY_REPORTS))},

@@ -20,7 +20,7 @@ versions released meanwhile wait for it (a slice's own files are small).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,22 @@ def apply_change(table: Any, key: str, stale: list[Any], rows: pa.Table | pa.Rec
         table.delete(f"{key} IN ({', '.join(_literal(v) for v in stale[start : start + _IN_LIST])})")
     if rows is not None and rows.num_rows:
         table.add(rows)
+
+
+def rewrite(table: Any, name: str, batches: Iterator[pa.RecordBatch]) -> bool:
+    """Streams ``batches`` into one new version of LanceDB table ``name`` of connection ``table``
+    (what a rewrite writes, staged shard by shard), holding a batch at a time; False when they
+    hold no rows (nothing is written)."""
+    first = next((batch for batch in batches if batch.num_rows), None)
+    if first is None:
+        return False
+
+    def rest() -> Iterator[pa.RecordBatch]:
+        yield first
+        yield from batches
+
+    table.create_table(name, data=pa.RecordBatchReader.from_batches(first.schema, rest()), mode="overwrite")
+    return True
 
 
 def vector_matrix(rows: pa.Table | pa.RecordBatch) -> np.ndarray:

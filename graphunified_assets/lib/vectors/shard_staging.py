@@ -90,14 +90,17 @@ class Staging:
         self._atomic(self._rows_path(shard.table, shard.index), sink.getvalue().to_pybytes())
 
     def read_rows(self, table: str, shards: int) -> Iterator[pa.RecordBatch]:
-        """The rows of ``table``'s shards 0 .. ``shards`` - 1, in order, a batch at a time."""
+        """The rows of ``table``'s shards 0 .. ``shards`` - 1, in order, a batch at a time.
+
+        Each file is memory-mapped, not read: its pages belong to the page cache, so reading all
+        of a table's shards (the commit reads them up to four times) holds no copy of them."""
         for index in range(shards):
             path = self._rows_path(table, index)
             if not path.exists():
                 raise FileNotFoundError(
                     f"{path}: shard {index} of {table} wrote nothing; run the refresh again"
                 )
-            with pa.OSFile(str(path)) as source:  # read into memory: a shard is a few MB
+            with pa.memory_map(str(path)) as source:  # its batches keep the mapping alive
                 rows = ipc.open_file(source).read_all()
             yield from rows.to_batches()
 

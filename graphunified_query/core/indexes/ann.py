@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,19 +92,27 @@ def sample_positions(count: int, *, seed: int = 0) -> np.ndarray:
 def build(matrix: np.ndarray, ids: Sequence[str], *, seed: int = 0) -> AnnIndex:
     """The index of ``matrix`` (unit rows in ``ids`` order), held whole (tests, benchmarks)."""
     step = 65_536
-    parts = ((ids[start : start + step], matrix[start : start + step]) for start in range(0, len(ids), step))
+
+    def parts() -> Iterator[tuple[Sequence[str], np.ndarray]]:
+        for start in range(0, len(ids), step):
+            yield ids[start : start + step], matrix[start : start + step]
+
     return build_from(matrix[sample_positions(len(ids), seed=seed)], parts, ids, seed=seed)
 
 
 def build_from(
     sample: np.ndarray,
-    parts: Iterable[tuple[Sequence[str], np.ndarray]],
+    parts: Callable[[], Iterable[tuple[Sequence[str], np.ndarray]]],
     ids: Sequence[str],
     *,
     seed: int = 0,
 ) -> AnnIndex:
-    """Lists trained on ``sample``, then every row added by its key, a part (ids, vectors) at a
-    time: the build never holds the table's vectors twice (the index holds them once)."""
+    """Lists trained on ``sample``, then every row put in by its key, a part (ids, vectors) at a
+    time: the build never holds the table's vectors twice (the index holds them once).
+
+    ``parts()`` is read twice: first to count each list's rows, then to fill the lists, each
+    allocated once at its size. faiss's own ``add`` grows a list by doubling: 808 MB for the
+    462 MB of the 12.6K build's relationship vectors, against 451 MB here."""
     lists = lists_for(len(ids))
     index = faiss.IndexIVFFlat(
         faiss.IndexFlatIP(sample.shape[1]), sample.shape[1], lists, faiss.METRIC_INNER_PRODUCT
@@ -113,10 +121,15 @@ def build_from(
     index.cp.spherical = True  # unit centroids: the lists of cosine similarity, as the rows are unit
     index.train(np.ascontiguousarray(sample, np.float32))
     index.nprobe = max(1, -(-lists // PROBE_SHARE))
-    for part_ids, vectors in parts:
-        index.add_with_ids(np.ascontiguousarray(vectors, np.float32), row_keys(part_ids))
-    if index.ntotal != len(ids):
-        raise ValueError(f"{index.ntotal} vectors added for {len(ids)} rows")
+    # The list each row goes to, as IndexIVF.add assigns it (the nearest centroid).
+    assigned, keyed = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for part_ids, vectors in parts():
+        assigned.append(index.quantizer.assign(_rows(vectors), 1).ravel())
+        keyed.append(row_keys(part_ids))
+    listed, part_keys = np.concatenate(assigned), np.concatenate(keyed)
+    if len(listed) != len(ids):
+        raise ValueError(f"{len(listed)} vectors given for {len(ids)} rows")
+    _fill(index, listed, part_keys, parts())
     keys = row_keys(ids)
     if len(np.unique(keys)) != len(keys):
         repeated = [i for i, n in Counter(ids).items() if n > 1]
@@ -124,6 +137,52 @@ def build_from(
             raise ValueError(f"row id {repeated[0]!r} appears more than once: a table's ids must be unique")
         raise ValueError("two row ids hash to one key")
     return AnnIndex(index, ids_digest(ids), len(ids))
+
+
+def _fill(
+    index: faiss.IndexIVFFlat,
+    listed: np.ndarray,
+    keys: np.ndarray,
+    parts: Iterable[tuple[Sequence[str], np.ndarray]],
+) -> None:
+    """Puts row ``n`` of ``parts`` (key ``keys[n]``) in list ``listed[n]``: each list sized once,
+    then written in place, in the order ``add`` would have appended them."""
+    assert index.invlists is not None  # a trained IndexIVFFlat owns its lists
+    invlists = faiss.downcast_InvertedLists(index.invlists)
+    sizes = np.bincount(listed, minlength=index.nlist)
+    for number in np.flatnonzero(sizes).tolist():
+        invlists.resize(number, int(sizes[number]))
+    filled = np.zeros(index.nlist, np.int64)
+    offset = 0
+    for part_ids, vectors in parts:
+        rows = _rows(vectors)
+        if not len(rows):
+            continue
+        part = slice(offset, offset + len(rows))
+        offset += len(rows)
+        if len(part_ids) != len(rows) or not np.array_equal(row_keys(part_ids), keys[part]):
+            raise ValueError("the vectors' second reading holds other rows than the first")
+        order = np.argsort(listed[part], kind="stable")  # each list's rows together, in part order
+        part_lists, part_keys = listed[part][order], np.ascontiguousarray(keys[part][order])
+        rows = np.ascontiguousarray(rows[order])
+        starts = np.flatnonzero(np.diff(part_lists, prepend=-1)).tolist()
+        for start, stop in zip(starts, [*starts[1:], len(rows)], strict=True):
+            number, count = int(part_lists[start]), stop - start
+            invlists.update_entries(
+                number,
+                int(filled[number]),
+                count,
+                faiss.swig_ptr(part_keys[start:stop]),
+                faiss.swig_ptr(rows[start:stop].view(np.uint8)),
+            )
+            filled[number] += count
+    if offset != len(listed):
+        raise ValueError("the vectors' second reading holds other rows than the first")
+    index.ntotal = offset
+
+
+def _rows(vectors: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(vectors, np.float32)
 
 
 def updated(
