@@ -154,7 +154,7 @@ def test_build_reads_rows_twice_and_holds_only_the_current_ones() -> None:
     elements = build_graph_elements(source, summarize_above=2, phrases=phrases)
     (edge,) = elements.relationships.to_pylist()
     assert edge["weight"] == 600.0 and len(edge["text_unit_ids"]) == 200
-    assert source.passes == 3  # mentions and facts; keyword texts; edges
+    assert source.passes == 2  # mentions, facts and keyword texts; edges
     assert source.most_alive <= 6  # two rows' relationships, not the corpus's
 
 

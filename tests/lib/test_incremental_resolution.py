@@ -4,8 +4,10 @@ and an update compares only the names it adds (a removal compares nothing)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 
 from graphunified_assets.lib.graph.resolution import EntityMention, Resolution, resolve_entities
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
@@ -120,3 +122,41 @@ def test_a_memory_made_with_another_model_or_threshold_is_not_used(tmp_path: Pat
     assert same.work["fuzzy_comparisons"] > 0  # recomputed under the new threshold
     path.write_bytes(b"damaged")
     assert not PairMemory.load(path, {"model": "minilm"}).types
+
+
+def test_the_memory_is_written_in_one_piece_at_the_default_level(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """json.dump streams thousands of small writes through the Python encoder into gzip at level 9:
+    2.1 s per update for the 12.6K home's pairs. The saved text is what json.dumps makes."""
+    import gzip
+    import json
+
+    from graphunified_assets.lib.graph import resolution_pairs
+
+    memory = PairMemory(settings={"model": "minilm"})
+    resolve_entities(_mentions("a", DOCUMENT_A) + _mentions("b", DOCUMENT_B), embed=_Embed(), memory=memory)
+    levels: list[int] = []
+    real_open = gzip.open
+
+    def spy_open(path: Path, mode: str = "rb", compresslevel: int = 9, **kwargs: Any) -> Any:
+        levels.append(compresslevel)
+        return real_open(path, mode, compresslevel=compresslevel, **kwargs)
+
+    def no_streaming(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("json.dump: one small gzip write per token")
+
+    monkeypatch.setattr(resolution_pairs.gzip, "open", spy_open)
+    monkeypatch.setattr(resolution_pairs.json, "dump", no_streaming)
+    path = tmp_path / "pairs.json.gz"
+    memory.save(path)
+    assert levels == [6]
+    monkeypatch.undo()
+    saved = json.loads(gzip.decompress(path.read_bytes()))
+    assert saved["settings"] == {"model": "minilm"} and set(saved["types"]) == set(memory.types)
+    _same(
+        resolve_entities(
+            _mentions("a", DOCUMENT_A), embed=_Embed(), memory=PairMemory.load(path, {"model": "minilm"})
+        ),
+        resolve_entities(_mentions("a", DOCUMENT_A), embed=_Embed()),
+    )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pytest
 
-from graphunified_assets.lib.reports.build import FALLBACK_SUFFIX, build_reports
+from graphunified_assets.lib.reports.build import FALLBACK_SUFFIX, build_reports, rows_by_id
 from graphunified_assets.lib.reports.context import community_context
 from graphunified_assets.lib.reports.extractive import ExtractiveReporter
 from graphunified_assets.lib.reports.llm_reporter import LLMReporter, ReportError
@@ -248,6 +248,37 @@ def test_unchanged_communities_reuse_their_reports(claude: FakeAnthropicServer) 
     offline = build_reports(_communities(), **{**common, "reporter": fallback})
     switched = build_reports(_communities(), previous=offline.table, **common)
     assert switched.reused == 0
+
+
+class _Unread:
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the table was read ({name})")
+
+
+def test_an_update_decodes_only_the_members_of_communities_it_rewrites() -> None:
+    """Reused reports need no entity or relationship rows: an update of the 12.6K home spent
+    7.5 s decoding all 317K relationships to write a handful of reports."""
+    assert rows_by_id(RELATIONSHIPS, set()) == {}
+    rows = rows_by_id(ENTITIES, {"e2", "e-none"})
+    assert set(rows) == {"e2"} and rows["e2"] == next(r for r in ENTITIES.to_pylist() if r["id"] == "e2")
+    fallback = ExtractiveReporter(largest_community=3)
+    common = {
+        "entities": ENTITIES,
+        "relationships": RELATIONSHIPS,
+        "reporter": fallback,
+        "fallback": fallback,
+    }
+    first = build_reports(_communities(), **common)
+    # Unchanged communities: the entity and relationship tables are not touched at all.
+    unread = cast(pa.Table, _Unread())
+    again = build_reports(
+        _communities(), previous=first.table, **{**common, "entities": unread, "relationships": unread}
+    )
+    assert again.table.equals(first.table) and again.generated == 0
+    # One changed community: the same report as when every row was decoded.
+    changed = build_reports(_communities("h-mill-2"), previous=first.table, **common)
+    assert changed.generated == 1
+    assert changed.table.equals(build_reports(_communities("h-mill-2"), **common).table)
 
 
 def test_a_failing_report_falls_back_without_losing_the_others() -> None:

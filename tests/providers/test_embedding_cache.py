@@ -123,6 +123,20 @@ def test_fill_writes_rows_in_the_callers_order_and_reports_the_missing(tmp_path:
     assert (cache.dimension("m", "document"), cache.dimension("m", "query")) == (3, 0)
 
 
+def test_fill_looks_hashes_up_in_key_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sorted lookups walk the primary key forwards: random ones cost twice the time on a big cache."""
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    hashes = [f"h{i:04d}" for i in range(1200)][::-1]  # more than one query's worth, descending
+    cache.put_many("m", "document", {h: np.full(2, i, np.float32) for i, h in enumerate(hashes)})
+    asked: list[str] = []
+    blobs = cache._blobs
+    monkeypatch.setattr(cache, "_blobs", lambda m, k, hs: (asked.extend(hs), blobs(m, k, hs))[1])
+    out = np.zeros((len(hashes) + 1, 2), np.float32)
+    assert cache.fill("m", "document", [*hashes, hashes[0]], out) == []
+    assert asked == sorted(hashes)
+    assert out[:, 0].tolist() == [*range(len(hashes)), 0]
+
+
 def test_fill_refuses_a_matrix_of_the_wrong_shape_or_width(tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path / "e.sqlite")
     cache.put_many("m", "document", {"ha": np.ones(3, np.float32)})

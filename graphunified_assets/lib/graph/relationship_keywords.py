@@ -85,22 +85,29 @@ class SpacyPhrases:
         return self.cache.keep_only(self.asked) if self.cache is not None else 0
 
 
-def with_keywords(rows: Iterable[dict[str, Any]], phrases: Phrases) -> Iterable[dict[str, Any]]:
+def with_keywords(
+    rows: Iterable[dict[str, Any]], phrases: Phrases, texts: list[str] | None = None
+) -> Iterable[dict[str, Any]]:
     """Extraction rows whose relationships all carry keywords: the extractor's where it gave
     some, else the theme phrases of the relationship's description without its entity names.
 
-    One pass over ``rows`` gathers the descriptions to parse; the rows themselves are filled one
-    at a time as they are read (re-iterable when ``rows`` is), so none is copied ahead.
+    One pass over ``rows`` gathers the descriptions to parse (``texts``, when a pass the caller
+    made anyway gathered them with `gather_texts`); the rows themselves are filled one at a time
+    as they are read (re-iterable when ``rows`` is), so none is copied ahead.
     """
-    texts = list(
-        dict.fromkeys(
-            rel["description"]
-            for row in rows
-            for rel in row["relationships"]
-            if not rel.get("keywords") and rel["description"]
-        )
-    )
+    if texts is None:
+        gathered: dict[str, None] = {}
+        for row in rows:
+            gather_texts(row, gathered)
+        texts = list(gathered)
     return _KeywordedRows(rows, dict(zip(texts, phrases(texts), strict=True)) if texts else {})
+
+
+def gather_texts(row: dict[str, Any], texts: dict[str, None]) -> None:
+    """Adds the row's descriptions that need theme phrases to ``texts`` (first-seen order)."""
+    for rel in row["relationships"]:
+        if not rel.get("keywords") and rel["description"]:
+            texts.setdefault(rel["description"])
 
 
 @dataclass(frozen=True)

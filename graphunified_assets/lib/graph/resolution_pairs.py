@@ -32,6 +32,7 @@ from graphunified_assets.lib.graph.name_matching import fuzzy_blocks, markers
 Embed = Callable[[list[str]], np.ndarray]
 _ROWS = 1024  # similarity rows per matrix product: bounds memory at 1024 x names floats
 VERSION = 1
+SAVE_LEVEL = 6  # zlib's default; gzip.open's own default, 9, costs 2.5x the time for 0.5 % less
 
 
 @dataclass
@@ -191,8 +192,12 @@ class PairMemory:
         }
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")
-        with gzip.open(partial, "wt", encoding="utf-8") as handle:
-            json.dump(data, handle)
+        # One C-encoded string in one write at zlib's default level: json.dump's thousands of small
+        # writes through the pure-Python encoder, at gzip.open's level 9, took 2.1 s for the 12.6K
+        # home's 10 MB of pairs (0.6 s this way; the file 0.5 % larger), on every update.
+        text = json.dumps(data)
+        with gzip.open(partial, "wt", encoding="utf-8", compresslevel=SAVE_LEVEL) as handle:
+            handle.write(text)
         os.replace(partial, path)  # atomic: a crash leaves the previous memory, still valid
 
 
