@@ -20,11 +20,12 @@ instance's pools (`llm`, `models`), which every executor honours.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import dagster as dg
 
+from graphunified_assets.lib.freed_memory import release_freed_memory
 from graphunified_assets.ops.run_home import HOME_TAG, celery_queue, stamp_home
 from graphunified_assets.ops.worker import (
     BACKEND_ENV,
@@ -113,15 +114,19 @@ def _named_executor(environ: Mapping[str, str], home: HomeLayout) -> dg.Executor
 
 class _HomeStamped(dg.Executor):
     """``inner``, after tagging a run launched without its home (the UI's Materialize, a backfill)
-    with the code location's: before any step starts, so steps elsewhere read it from the run."""
+    with the code location's: before any step starts, so steps elsewhere read it from the run.
+    When ``inner`` runs the steps in this process, the memory each step freed is given back to the
+    system as it ends (`lib/freed_memory.py`), so a step's peak does not sit on earlier steps'."""
 
-    def __init__(self, inner: dg.Executor, home: HomeLayout) -> None:
+    def __init__(self, inner: dg.Executor, home: HomeLayout, *, steps_here: bool = False) -> None:
         self.inner = inner
         self.home = home
+        self.steps_here = steps_here
 
     def execute(self, plan_context: Any, execution_plan: Any) -> Any:
         stamp_home(plan_context.instance, plan_context.dagster_run, self.home)
-        return self.inner.execute(plan_context, execution_plan)
+        events = self.inner.execute(plan_context, execution_plan)
+        return _releasing_after_steps(events) if self.steps_here else events
 
     @property
     def retries(self) -> Any:
@@ -141,11 +146,20 @@ class _HomeStamped(dg.Executor):
         return getattr(self.inner, name)
 
 
+def _releasing_after_steps(events: Iterator[Any]) -> Iterator[Any]:
+    for event in events:
+        yield event
+        if event.is_step_success or event.is_step_failure:
+            release_freed_memory()
+
+
 def _stamping(base: dg.ExecutorDefinition, home: HomeLayout) -> dg.ExecutorDefinition:
     """``base`` with the same name and config, its executors wrapped in `_HomeStamped`."""
+    steps_here = base.name == dg.in_process_executor.name
 
     def create(init_context: dg.InitExecutorContext) -> dg.Executor:
-        return _HomeStamped(base.executor_creation_fn(init_context), home)  # type: ignore[misc]
+        inner = base.executor_creation_fn(init_context)  # type: ignore[misc]
+        return _HomeStamped(inner, home, steps_here=steps_here)
 
     return dg.ExecutorDefinition(
         name=base.name,

@@ -13,7 +13,9 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.lib.reports import build, extractive
 from graphunified_assets.lib.reports import context as report_context
 from graphunified_assets.lib.reports.build import build_reports
+from graphunified_assets.lib.reports.context import ENTITY_COLUMNS, RELATIONSHIP_COLUMNS
 from graphunified_assets.lib.reports.extractive import ExtractiveReporter
+from graphunified_assets.lib.vectors.lance_slices import stored_columns
 from graphunified_query.core.artifacts import (
     CHUNK_VECTORS,
     COMMUNITIES,
@@ -48,12 +50,12 @@ def community_reports(
     largest = int(pc.max(communities.column("size")).as_py() or 1) if communities.num_rows else 1
     extractive = ExtractiveReporter(largest_community=largest)
     reporter = graphunified.reporter() or extractive
-    chunks = lancedb.connect(str(layout.lancedb)).open_table(CHUNK_VECTORS).to_arrow().select(["id", "text"])
+    chunks = stored_columns(lancedb.connect(str(layout.lancedb)), CHUNK_VECTORS, ["id", "text"])
     chunk_text = dict(zip(chunks.column("id").to_pylist(), chunks.column("text").to_pylist(), strict=True))
     build = build_reports(
         communities,
-        entities=read_table(layout.table_path(ENTITIES)),
-        relationships=read_table(layout.table_path(RELATIONSHIPS)),
+        entities=read_table(layout.table_path(ENTITIES), columns=ENTITY_COLUMNS),
+        relationships=read_table(layout.table_path(RELATIONSHIPS), columns=RELATIONSHIP_COLUMNS),
         reporter=reporter,
         fallback=extractive,
         previous=previous,

@@ -1,13 +1,12 @@
 """Invariants of the graph tables and indexes, shown in the UI after every materialization."""
 
-from typing import Any
-
 import dagster as dg
 import lancedb
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.vectors.lance_slices import stored_columns
 from graphunified_query.core.artifacts import (
     CHUNK_VECTORS,
     COMMUNITIES,
@@ -21,12 +20,6 @@ from graphunified_query.core.artifacts import (
 )
 from graphunified_query.core.indexes.report_points import report_points
 from graphunified_query.core.stores.parquet import read_table
-
-
-def stored_columns(db: Any, name: str, columns: list[str]) -> pa.Table:
-    """Only ``columns`` of a LanceDB table: `to_arrow()` reads every vector too (the 316K
-    relationship vectors alone are 1.4 s of a 12.6K-home update's checks, their model column 0.14 s)."""
-    return db.open_table(name).search().select(columns).limit(None).to_arrow()
 
 
 def _live_chunk_ids(graphunified: GraphUnifiedResource) -> set[str]:

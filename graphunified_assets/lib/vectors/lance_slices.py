@@ -53,9 +53,15 @@ def stored_rows(db: Any, name: str, columns: list[str]) -> pa.Table | None:
     if name not in db.table_names(limit=None):
         return None
     try:
-        return db.open_table(name).search().select(columns).limit(None).to_arrow()
+        return stored_columns(db, name, columns)
     except Exception:  # lance raises several error types for missing or damaged files
         return None
+
+
+def stored_columns(db: Any, name: str, columns: list[str]) -> pa.Table:
+    """Only ``columns`` of LanceDB table ``name``: ``to_arrow()`` reads every vector too (the 316K
+    relationship vectors alone are 1.4 s of a 12.6K-home update's checks, their model column 0.14 s)."""
+    return db.open_table(name).search().select(columns).limit(None).to_arrow()
 
 
 def plan_change(

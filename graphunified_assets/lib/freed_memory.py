@@ -1,0 +1,37 @@
+"""Giving the memory a finished step freed back to the system, when steps share one process.
+
+With the in-process executor (the single-machine default) every step of a run executes in one
+process, and what a step freed stays with that process: Arrow's allocator keeps freed blocks for
+reuse, and glibc's ``malloc`` keeps freed pages of its heap unless the top of the heap is free.
+A 12.6K-passage global refresh then grew from step to step to 2.6 GB (each step's peak on top
+of what earlier steps had freed but kept); released after each step, its process falls back to
+what is live (400-700 MB) and the refresh peaked at 2.2 GB, at the same wall time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+from collections.abc import Callable
+from functools import cache
+
+import pyarrow as pa
+
+
+def release_freed_memory() -> None:
+    """Collects unreachable cycles, then returns Arrow's and ``malloc``'s free pages to the system."""
+    gc.collect()
+    pa.default_memory_pool().release_unused()
+    if (trim := _malloc_trim()) is not None:
+        trim(0)
+
+
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``; None where the C library has none (macOS, musl)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    trim: Callable[[int], int] | None = getattr(ctypes.CDLL(name), "malloc_trim", None)
+    return trim
