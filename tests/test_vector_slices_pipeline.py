@@ -10,6 +10,7 @@ import dagster as dg
 import lancedb
 import pytest
 
+from graphunified_assets.defs.assets import report_vectors
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.vectors import lance_slices
 from graphunified_assets.ops.indexing import index
@@ -110,7 +111,13 @@ def test_choosing_composed_vectors_recomputes_those_tables_and_updates_compose_t
     settings = home / "settings.yaml"
     chosen = "embedding:\n  composed_vectors: [relationships, reports, report_points]\n"
     settings.write_text(settings.read_text().replace("embedding:\n", chosen, 1))
-    index(resource, echo=lambda _: None, refresh=True)
+
+    def unread(*_: object) -> None:
+        raise AssertionError("vectors made another way were read to be reused")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report_vectors, "StoredVectors", unread)
+        index(resource, echo=lambda _: None, refresh=True)
     composed = _tables(home)
     computed = _computed()
     rows = {name: len(found) for name, found in composed.items()}

@@ -119,16 +119,17 @@ def _report_shard(graphunified: GraphUnifiedResource, stage: Staging, shard: Sha
         what = f"report texts embedded ({shard.key})"
         progress = work_progress(graphunified.settings.logging, what, "texts")
         embed_in_tenths(embedder.embed, [*vectors.wanted(), *point_vectors.wanted()], progress)
-    stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name)
-    embed = _reusing(stored, vectors.reports(embedder.embed), plan["same"])
+    # Stored vectors made another way are not reused, so not read (101K report points: ~0.3 GB).
+    stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name) if plan["same"] else None
+    embed = _reusing(stored, vectors.reports(embedder.embed))
     stage.write_rows(shard, _report_table(parts[REPORT_VECTORS], texts, embedder, embed))
-    stored_points = StoredVectors(db, REPORT_POINT_VECTORS, embedder.model_name)
-    embed_point = _reusing(stored_points, point_vectors.report_points(embedder.embed), plan["same"])
+    stored_points = StoredVectors(db, REPORT_POINT_VECTORS, embedder.model_name) if plan["same"] else None
+    embed_point = _reusing(stored_points, point_vectors.report_points(embedder.embed))
     point_rows = _point_table(parts[REPORT_POINT_VECTORS], points, embedder, embed_point)
     stage.write_rows(dataclasses.replace(shard, table=REPORT_POINT_VECTORS), point_rows)
     return {
         "table": shard.table,
-        "vectors_reused": stored.reused + stored_points.reused,  # stored texts, not embedded
+        "vectors_reused": sum(s.reused for s in (stored, stored_points) if s),  # stored texts, not embedded
         "texts_embedded": embedder.texts_embedded - embedded_before,  # this step's, not the run's
     }
 
@@ -167,9 +168,9 @@ def _report_commit(graphunified: GraphUnifiedResource, stage: Staging, shards: l
     }
 
 
-def _reusing(stored: StoredVectors, embed: Embed, same: bool) -> Embed:
-    """``embed`` returning a stored text's vector when the stored vectors were made the same way."""
-    return stored.embedding(embed) if same else embed
+def _reusing(stored: StoredVectors | None, embed: Embed) -> Embed:
+    """``embed`` returning a stored text's vector, when there are stored vectors made the same way."""
+    return stored.embedding(embed) if stored is not None else embed
 
 
 _REPORT_OPS = ShardedOps(
