@@ -153,6 +153,21 @@ def _releasing_after_steps(events: Iterator[Any]) -> Iterator[Any]:
             release_freed_memory()
 
 
+@dg.success_hook
+def _released_after_success(_: dg.HookContext) -> None:
+    release_freed_memory()
+
+
+@dg.failure_hook
+def _released_after_failure(_: dg.HookContext) -> None:
+    release_freed_memory()
+
+
+# What `_HomeStamped` does after each step, for a job run by ``execute_in_process`` (`index` with
+# the in-process executor), which replaces the job's executor with its own.
+RELEASE_AFTER_STEPS = {_released_after_success, _released_after_failure}
+
+
 def _stamping(base: dg.ExecutorDefinition, home: HomeLayout) -> dg.ExecutorDefinition:
     """``base`` with the same name and config, its executors wrapped in `_HomeStamped`."""
     steps_here = base.name == dg.in_process_executor.name

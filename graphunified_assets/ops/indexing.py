@@ -19,7 +19,7 @@ from dagster._core.definitions.reconstruct import build_reconstructable_job
 
 from graphunified_assets.defs.assets.raw_documents import observations
 from graphunified_assets.defs.build import build_definitions
-from graphunified_assets.defs.executors import runs_in_process
+from graphunified_assets.defs.executors import RELEASE_AFTER_STEPS, runs_in_process
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS
 from graphunified_assets.defs.resources import GraphUnifiedResource, default_resource
@@ -304,7 +304,7 @@ def _execute(
     # `index` alone counts the run's steps out loud (with the steps' own progress, no long silence).
     run_config = {"loggers": {**_CONSOLE, **progress_run_config(job_def)}}
     if runs_in_process():
-        result = job_def.execute_in_process(
+        result = job_def.with_hooks(RELEASE_AFTER_STEPS).execute_in_process(
             instance=instance, run_config=run_config, tags=tags, raise_on_error=False
         )
         return result.run_id, None if result.success else [
