@@ -3,9 +3,11 @@
 `index` ran the per-document run over every partition and then the global run in one process.
 On the 12.6K-passage build that process already held 2.8 GB when the global run began and peaked
 at 4.4 GB: memory freed by one run (Dagster's captured outputs and events, pymalloc and glibc
-arenas, ONNX Runtime's arena, spaCy) mostly stays in the process's RSS. Each run now happens in a
-child started with ``spawn`` (no inherited threads, SQLite handles or heap), which exits when its
-run ends; the parent keeps the index lock, plans and reports. A child dies with its parent
+arenas, ONNX Runtime's arena, spaCy) mostly stays in the process's RSS. Each document run of a
+large update now happens in a child started with ``spawn`` (no inherited threads, SQLite handles
+or heap), which exits when its run ends; the parent keeps the index lock, plans and reports, and
+runs the global run, the last, itself: its heap holds no earlier run, and a child would hold a
+second copy of every import beside it. A child dies with its parent
 (``PR_SET_PDEATHSIG``), so a killed `index` leaves no run writing behind a released lock.
 """
 
