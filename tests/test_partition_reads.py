@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphunified_assets.ops import partition_reads
-from graphunified_assets.ops.partition_reads import read_documents
+from graphunified_assets.ops.partition_reads import consolidated_copy, live_rows, read_documents
+from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import read_partitions
 
 
@@ -82,3 +83,42 @@ def test_a_new_column_reads_every_file(tmp_path: Path, monkeypatch: pytest.Monke
     table = read_documents(files, "document_id", copy)
     assert table.equals(read_partitions([p for _, p in files]))
     assert "extra" in table.column_names
+
+
+def test_live_rows_are_the_up_to_date_copy_to_read_in_slices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step reading every document's rows gets the consolidated copy's path (it holds none of
+    the rows then), brought up to date by the same read as `read_documents`; an unchanged corpus
+    is not read at all (only the copy's footer is)."""
+    monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", 2)
+    layout = HomeLayout.at(tmp_path / "home")
+    layout.partition_dir("docs").mkdir(parents=True)
+
+    def document(key: str, rows: int, tag: str = "") -> None:
+        _, path = _document(layout.partition_dir("docs"), key, rows, tag)
+        path.rename(layout.partition_path("docs", key))  # the layout's file name for the key
+
+    keys = [f"d{n}" for n in range(6)]
+    for key in keys:
+        document(key, 2)
+    copy = consolidated_copy(layout.cache, "docs")
+    source = live_rows(layout, "docs", keys)
+    assert source == copy
+    assert (
+        pq.read_table(copy)
+        .select(["document_id", "text"])
+        .equals(read_partitions([layout.partition_path("docs", key) for key in keys]))
+    )
+    read: list[object] = []
+    monkeypatch.setattr(partition_reads, "read_documents", lambda *a: read.append(a))
+    assert live_rows(layout, "docs", reversed(keys)) == copy and read == []  # the same files, sorted
+    monkeypatch.undo()
+    monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", 2)
+    document("d2", 3, tag="changed")
+    assert live_rows(layout, "docs", keys) == copy
+    assert "d2changed-2" in pq.read_table(copy).column("text").to_pylist()
+    assert pq.read_table(copy).num_rows == 13
+    few = live_rows(layout, "docs", keys[:1])  # below CONSOLIDATE_FROM: the rows themselves
+    assert isinstance(few, pa.Table) and few.column("text").to_pylist() == ["d0-0", "d0-1"]
+    assert live_rows(layout, "docs", ["gone"]) is None

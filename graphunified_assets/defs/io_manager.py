@@ -29,6 +29,16 @@ FAILED_PARTITIONS = b"graphunified.failed_partitions"
 WRITE_STAGE = "write"  # failures to store one document's file (recorded; the rest of the batch goes on)
 
 
+def no_rows_failure(table_name: str, layout: HomeLayout) -> dg.Failure:
+    """A global step found no document's rows: usually every document failed upstream (a
+    provider outage). Says so, and how to find and fix the failures."""
+    return dg.Failure(
+        f"No document of this run has '{table_name}' data: each failed at an earlier step or was "
+        f"not processed. `python -m graphunified_assets status --home {layout.home}` lists the "
+        "failures; fix their cause (provider, key, input) and re-run `index`."
+    )
+
+
 def without_partitions(table: pa.Table, keys: Iterable[str]) -> pa.Table:
     """``table`` marked so the IO manager writes nothing for ``keys`` (their rows must be absent)."""
     metadata = dict(table.schema.metadata or {})
@@ -128,11 +138,6 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
         if missing:
             context.log.warning(f"{missing} partition(s) of {table_name} are not materialized; skipping them")
         if not present:
-            # Usually every document of the run failed upstream (a provider outage): say so.
-            raise dg.Failure(
-                f"No document of this run has '{table_name}' data: each failed at an earlier step or was "
-                f"not processed. `python -m graphunified_assets status --home {layout.home}` lists the "
-                "failures; fix their cause (provider, key, input) and re-run `index`."
-            )
+            raise no_rows_failure(table_name, layout)
         # Unchanged documents' rows come from the last whole read's consolidated copy.
         return read_documents(present, column, consolidated_copy(layout.cache, table_name))

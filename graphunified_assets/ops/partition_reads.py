@@ -49,6 +49,42 @@ def read_live(
     )
 
 
+def live_rows(
+    layout: HomeLayout, table: str, documents: Iterable[str], column: str = "document_id"
+) -> pa.Table | Path | None:
+    """As `read_live`, but where the consolidated copy holds exactly those rows (brought up to
+    date here), its path: a step that reads the rows in slices (`ExtractionRows`) then holds none
+    of them. Few files (no copy) or rows not grouped by file: the rows themselves; no file: None."""
+    files = [(key, layout.partition_path(table, key)) for key in sorted(documents)]
+    present = [(key, path) for key, path in files if path.exists()]
+    copy = consolidated_copy(layout.cache, table)
+    if not present:
+        return None
+    if len(present) < CONSOLIDATE_FROM:
+        return read_partitions([path for _, path in present])
+    if _holds(copy, present):
+        return copy
+    rows = read_documents(present, column, copy)
+    if not _holds(copy, present):
+        return rows
+    del rows
+    pa.default_memory_pool().release_unused()  # the whole table's buffers, read to write the copy
+    return copy
+
+
+def _holds(copy: Path, files: Sequence[tuple[str, Path]]) -> bool:
+    """Whether ``copy`` holds the rows of exactly ``files``, in order, as they are now (its footer
+    alone is read)."""
+    try:
+        metadata = pq.read_schema(copy).metadata or {}
+    except (FileNotFoundError, pa.ArrowInvalid, OSError):
+        return False
+    index: Index = json.loads(metadata.get(_INDEX, b"{}"))
+    return list(index) == [key for key, _ in files] and all(
+        index[key][:2] == _stat(path) for key, path in files
+    )
+
+
 def read_documents(files: Sequence[tuple[str, Path]], column: str, copy: Path) -> pa.Table:
     """The rows of ``files`` ((document, its file), in order) as one table, through ``copy``;
     ``column`` holds each row's document (each file holds only its document's rows)."""

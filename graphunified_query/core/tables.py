@@ -10,10 +10,12 @@ import hashlib
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import pyarrow as pa
 
 _strings = pa.list_(pa.string())
+_Rows = TypeVar("_Rows", pa.Table, pa.RecordBatch)  # stamped alike: a whole table or one batch
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 # A document's own fields (a JSONL record's besides id/title/text), the architecture's
 # `struct<key: string, value: string>`: text values as they are, others as JSON.
@@ -259,7 +261,7 @@ COMMUNITY_REPORTS_SCHEMA = pa.schema(
 )
 
 
-def stamp_indexed_at(table: pa.Table, at: datetime | None = None) -> pa.Table:
+def stamp_indexed_at(table: _Rows, at: datetime | None = None) -> _Rows:
     """``table`` with ``indexed_at`` set to ``at`` (now) on the rows that have none: rows an asset
     carries over unchanged (a reused community report) keep the time they were written."""
     if INDEXED_AT.name not in table.column_names:

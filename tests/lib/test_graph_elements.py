@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from graphunified_assets.lib.extraction.llm_summarizer import LLMSummarizer
 from graphunified_assets.lib.extraction.plain_text import plain_text
+from graphunified_assets.lib.graph import graph_elements
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
 from graphunified_query.core.providers.claude import ClaudeClient
 from graphunified_query.core.settings.model import LLMSettings, Settings
@@ -177,3 +179,49 @@ def test_a_short_description_is_joined_without_a_summary_call() -> None:
         assert server.requests == []  # within the token budget: joined, no call
         longer = LLMSummarizer(client, above_tokens=budget - 1)("Hale Mill", fragments)
         assert longer == "Hale Mill is a wool mill in Millbrook." and len(server.requests) == 1
+
+
+def test_each_table_is_made_as_the_sink_reads_it_a_slice_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The step writes each table while it is made: a table's rows are made only as the sink
+    asks for its batches, and the next table only after the sink took the last one."""
+    monkeypatch.setattr(graph_elements, "TABLE_SLICE", 2)
+    rows = [
+        {
+            "chunk_id": f"c{i}",
+            "entities": [_entity(f"Person Number{i}", "PERSON"), _entity(f"Place Number{i}", "LOCATION")],
+            "relationships": [
+                {
+                    "source": f"Person Number{i}",
+                    "target": f"Place Number{i}",
+                    "type": "LIVED_IN",
+                    "description": f"Lived there {i}.",
+                    "strength": 1.0,
+                }
+            ],
+            "facts": [],
+        }
+        for i in range(5)
+    ]
+    summarized: list[str] = []
+
+    def summarize(name: str, fragments: list[str]) -> str:
+        summarized.append(name)
+        return "Summary."
+
+    seen: list[tuple[str, int, int]] = []  # (table, rows it handed over so far, summaries made)
+
+    def sink(name: str, schema: Any, batches: Any) -> None:
+        handed = 0
+        for batch in batches:
+            handed += batch.num_rows
+            seen.append((name, handed, len(summarized)))
+
+    merges = graph_elements.write_graph_elements(rows, sink, summarize_above=0, summarize=summarize)
+    assert merges["normalized"] == 0
+    assert [(name, handed) for name, handed, _ in seen] == [
+        *[("entities", n) for n in (2, 4, 6, 8, 10)],
+        *[("relationships", n) for n in (2, 4, 5)],
+    ]  # no facts: no batch
+    # Every row is summarized as it is made: a batch handed over has made only its own rows.
+    assert [made for _, _, made in seen[:5]] == [2, 4, 6, 8, 10]
+    assert [made for _, _, made in seen[5:8]] == [12, 14, 15]

@@ -12,10 +12,12 @@ import json
 import random
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
@@ -115,6 +117,16 @@ def test_extraction_rows_decode_only_the_graph_columns_and_can_be_read_again() -
     rows = ExtractionRows(table, batch_rows=3)
     expected = table.select(["chunk_id", "entities", "relationships", "facts"]).to_pylist()
     assert len(rows) == 10 and list(rows) == expected and list(rows) == expected
+
+
+def test_extraction_rows_read_from_a_parquet_file_are_the_tables_rows(tmp_path: Path) -> None:
+    table = synthetic_extractions(chunks=10)
+    path = tmp_path / "extractions.parquet"
+    pq.write_table(table, path)
+    rows = ExtractionRows(path, batch_rows=3)
+    expected = table.select(["chunk_id", "entities", "relationships", "facts"]).to_pylist()
+    assert len(rows) == 10 and list(rows) == expected and list(rows) == expected
+    assert build_digests(ExtractionRows(path, batch_rows=7)) == build_digests(ExtractionRows(table))
 
 
 class _Rel(dict):  # a dict that can be weakly referenced: is the source's row still alive?

@@ -1,23 +1,36 @@
 """`entities`, `relationships`, `facts`: corpus-wide tables after entity resolution."""
 
+import os
 from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 
 import dagster as dg
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from graphunified_assets.defs.io_manager import no_rows_failure
 from graphunified_assets.defs.observability import llm_usage, markdown_table, numeric, stage_timing
 from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
-from graphunified_assets.lib.graph.graph_elements import build_graph_elements
+from graphunified_assets.lib.graph.graph_elements import write_graph_elements
 from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
-from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIP_KEYWORDS, RELATIONSHIPS
+from graphunified_assets.ops.partition_reads import live_rows
+from graphunified_query.core.artifacts import (
+    ENTITIES,
+    EXTRACTIONS,
+    FACTS,
+    RELATIONSHIP_KEYWORDS,
+    RELATIONSHIPS,
+)
 from graphunified_query.core.embedding_models import uncalibrated_thresholds_warning
 from graphunified_query.core.providers.fused_embedder import primary_embedder
 from graphunified_query.core.providers.llm_cache import LLMCache
-from graphunified_query.core.stores.parquet import write_table_atomic
+from graphunified_query.core.stores.parquet import stage_batches
 from graphunified_query.core.tables import stamp_indexed_at
 
 PAIR_MEMORY = "resolution_pairs.json.gz"  # in the home's cache folder: deleting it costs one full resolution
@@ -40,16 +53,17 @@ def _table_spec(name: str, description: str) -> dg.AssetSpec:
         _table_spec(RELATIONSHIPS, "Weighted, undirected relationships between resolved entities."),
         _table_spec(FACTS, "Subject-predicate-object facts with the chunks that state them."),
     ],
-    ins={"extractions": dg.AssetIn()},
     pool="llm",  # Claude description summaries share the provider limits with extraction
 )
-def graph_elements(
-    context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource, extractions: pa.Table
-):
+def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource):
     """Resolve every chunk's mentions into one entity per real-world thing, then aggregate."""
-    live = pa.array(sorted(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS)), pa.string())
-    # Decoded to Python a slice at a time: every row of the corpus at once took ~0.4 GB more.
-    rows = ExtractionRows(extractions.filter(pc.is_in(extractions.column("document_id"), live)))
+    live = context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS)
+    # Read a slice at a time from the consolidated copy of every live document's rows: neither
+    # the Python rows (~0.4 GB at 12.6K passages) nor the Arrow table (~0.25 GB) is held.
+    source = live_rows(graphunified.layout, EXTRACTIONS, live)
+    if source is None:
+        raise no_rows_failure(EXTRACTIONS, graphunified.layout)
+    rows = ExtractionRows(source)
     # Name neighbours for resolution (cached) come from the first model: its cosine threshold.
     resolver = primary_embedder(graphunified.embedder())
     if warning := uncalibrated_thresholds_warning(resolver.model_name):
@@ -63,30 +77,37 @@ def graph_elements(
     keywords_cache = LLMCache(graphunified.layout.relationship_keywords_cache)
     wanted = graphunified.builds(RELATIONSHIP_KEYWORDS)
     phrases = SpacyPhrases(keywords_cache, graphunified.parse_processes()) if wanted else None
-    elements = build_graph_elements(
-        rows,
-        summarize_above=graphunified.settings.extraction.summarize_above_fragments,
-        embed=lambda texts: resolver.embed(texts),
-        summarize=summarizer,
-        memory=memory,
-        phrases=phrases,
-    )
-    # Every live sentence was asked for: the rest are removed documents' text (all of it when
-    # no enabled strategy reads keywords).
-    keywords_cache.keep_only(phrases.asked if phrases is not None else set())
-    # Facts only for a strategy that reads them (HippoRAG): none to embed otherwise.
-    facts = elements.facts if graphunified.builds(FACTS) else elements.facts.schema.empty_table()
-    memory.save(layout.cache / PAIR_MEMORY)
-    for name, table in (
-        (ENTITIES, elements.entities),
-        (RELATIONSHIPS, elements.relationships),
-        (FACTS, facts),
-    ):
-        write_table_atomic(layout.table_path(name), stamp_indexed_at(table))
-    merges = {f"merged_{rule}": count for rule, count in elements.merges.items()}
-    types = (
-        pc.value_counts(elements.entities.column("type")).to_pylist() if elements.entities.num_rows else []
-    )
+    at = datetime.now(UTC)
+    staged: dict[str, Path] = {}
+
+    def stage(name: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
+        # Facts only for a strategy that reads them (HippoRAG): none to embed otherwise.
+        kept = batches if name != FACTS or graphunified.builds(FACTS) else iter(())
+        stamped = (stamp_indexed_at(batch, at) for batch in kept)
+        staged[name] = stage_batches(layout.table_path(name), schema, stamped)
+
+    try:
+        merged = write_graph_elements(
+            rows,
+            stage,
+            summarize_above=graphunified.settings.extraction.summarize_above_fragments,
+            embed=lambda texts: resolver.embed(texts),
+            summarize=summarizer,
+            memory=memory,
+            phrases=phrases,
+        )
+        # Every live sentence was asked for: the rest are removed documents' text (all of it
+        # when no enabled strategy reads keywords).
+        keywords_cache.keep_only(phrases.asked if phrases is not None else set())
+        memory.save(layout.cache / PAIR_MEMORY)
+        for name, path in staged.items():  # the three tables replaced together, once all are made
+            os.replace(path, layout.table_path(name))
+    finally:
+        for path in staged.values():
+            path.unlink(missing_ok=True)  # renamed already, or a failed build's
+    entities = pq.read_table(layout.table_path(ENTITIES), columns=["type"])
+    merges = {f"merged_{rule}": count for rule, count in merged.items()}
+    types = pc.value_counts(entities.column("type")).to_pylist() if entities.num_rows else []
     # value_counts' {values, counts} structs, the most frequent type first
     type_counts: list[tuple[str, int]] = sorted(
         ((t["values"], t["counts"]) for t in types), key=lambda r: -r[1]
@@ -97,27 +118,30 @@ def graph_elements(
         metadata={
             **numeric(
                 {
-                    "rows": elements.entities.num_rows,
+                    "rows": entities.num_rows,
                     "documents": len(live),
-                    "mentions_merged": sum(elements.merges.values()),
+                    "mentions_merged": sum(merged.values()),
                     **memory.work,  # what resolution compared this run (new names only on updates)
                     **merges,
                 }
             ),
-            "merges": markdown_table(["rule", "mentions merged"], sorted(elements.merges.items())),
+            "merges": markdown_table(["rule", "mentions merged"], sorted(merged.items())),
             "types": markdown_table(["type", "entities"], type_counts),
             **llm_usage(getattr(summarizer, "client", None)),
             **timing,
         },
     )
+    keywords = pq.read_table(layout.table_path(RELATIONSHIPS), columns=["keywords"])
     yield dg.MaterializeResult(
-        asset_key=RELATIONSHIPS, metadata={**relationship_metadata(elements.relationships), **timing}
+        asset_key=RELATIONSHIPS, metadata={**relationship_metadata(keywords), **timing}
     )
-    yield dg.MaterializeResult(asset_key=FACTS, metadata={**numeric({"rows": facts.num_rows}), **timing})
+    facts = pq.read_metadata(layout.table_path(FACTS)).num_rows
+    yield dg.MaterializeResult(asset_key=FACTS, metadata={**numeric({"rows": facts}), **timing})
 
 
 def relationship_metadata(relationships: pa.Table, shown: int = 15) -> dict[str, dg.MetadataValue]:
-    """Rows, how many carry high-level keywords, and the commonest keywords (LightRAG `global`)."""
+    """Rows, how many carry high-level keywords, and the commonest keywords (LightRAG `global`);
+    ``relationships`` needs only its `keywords` column."""
     keywords = relationships.column("keywords").to_pylist()
     counts = Counter(k for row in keywords for k in row or ())
     return {

@@ -26,6 +26,7 @@ from graphunified_assets.lib.graph.resolution import (
     summarize_descriptions,
 )
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
+from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIPS
 from graphunified_query.core.tables import ENTITIES_SCHEMA, FACTS_SCHEMA, RELATIONSHIPS_SCHEMA, stable_int_id
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -51,6 +52,12 @@ class GraphElements:
     merges: dict[str, int]
 
 
+# Takes one table's record batches as they are made (entities, then relationships, then facts),
+# e.g. writing them to disk: no table need be whole in memory. A sink that does not read a
+# table's batches leaves its rows unmade.
+TableSink = Callable[[str, pa.Schema, Iterator[pa.RecordBatch]], None]
+
+
 def build_graph_elements(
     rows: Iterable[dict[str, Any]],
     *,
@@ -60,11 +67,42 @@ def build_graph_elements(
     memory: PairMemory | None = None,
     phrases: Phrases | None = None,
 ) -> GraphElements:
-    """``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document, re-iterable:
-    `ExtractionRows` decodes them from Arrow a slice at a time (read two or three times, never
-    held); ``memory`` carries resolution's candidate pairs from the last build (an update compares
-    only new names); ``phrases`` gives relationships the extractor left without keywords their
-    sentence's theme phrases."""
+    """The three tables in memory (tests, benchmarks): `write_graph_elements` into Arrow tables."""
+    tables: dict[str, pa.Table] = {}
+
+    def keep(name: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
+        tables[name] = pa.Table.from_batches(list(batches), schema=schema)
+
+    merges = write_graph_elements(
+        rows,
+        keep,
+        summarize_above=summarize_above,
+        embed=embed,
+        summarize=summarize,
+        memory=memory,
+        phrases=phrases,
+    )
+    return GraphElements(tables[ENTITIES], tables[RELATIONSHIPS], tables[FACTS], merges)
+
+
+def write_graph_elements(
+    rows: Iterable[dict[str, Any]],
+    sink: TableSink,
+    *,
+    summarize_above: int,
+    embed: Embed | None = None,
+    summarize: Summarize | None = None,
+    memory: PairMemory | None = None,
+    phrases: Phrases | None = None,
+) -> dict[str, int]:
+    """Resolves and aggregates extraction rows and hands ``sink`` the entities, relationships and
+    facts tables, batch by batch; returns the mentions merged per resolution rule.
+
+    ``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document, re-iterable:
+    `ExtractionRows` decodes them a slice at a time (read twice, never held); ``memory`` carries
+    resolution's candidate pairs from the last build (an update compares only new names);
+    ``phrases`` gives relationships the extractor left without keywords their sentence's theme
+    phrases."""
     by_triple: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     # The mentions pass also gathers the descriptions to parse for keywords: a separate pass
     # decoded every extraction row once more (4 s of a 12.6K-home update).
@@ -84,11 +122,14 @@ def build_graph_elements(
         embed = _prefetched(embed, [f for f in fragment_lists if len(f) > summarize_above])
         del fragment_lists  # would keep every edge's descriptions after the edge is freed
     describe = _Describer(summarize_above, embed, summarize)
-    entities = _entities_table(resolution, degree, describe)
+    # Each table is made as the sink takes it: at 12.6K passages, holding the three to the end
+    # was ~0.3 GB of the graph stage's peak.
+    sink(ENTITIES, ENTITIES_SCHEMA, _batches(_entity_rows(resolution, degree, describe), ENTITIES_SCHEMA))
     titles = {e.id: e.title for e in resolution.entities}
-    relationships = _relationships_table(edges, titles, degree, describe)
-    facts = _facts_table(by_triple, resolution)
-    return GraphElements(entities, relationships, facts, dict(resolution.merges))
+    relationships = _relationship_rows(edges, titles, degree, describe)
+    sink(RELATIONSHIPS, RELATIONSHIPS_SCHEMA, _batches(relationships, RELATIONSHIPS_SCHEMA))
+    sink(FACTS, FACTS_SCHEMA, _batches(_fact_rows(by_triple, resolution), FACTS_SCHEMA))
+    return dict(resolution.merges)
 
 
 def _prefetched(embed: Embed, fragment_lists: Sequence[Sequence[str]]) -> Embed:
@@ -166,21 +207,21 @@ class _Describer:
         return summarize_descriptions(list(fragments), embed=self.embed)
 
 
-def _batched_table(records: Iterable[dict[str, Any]], schema: pa.Schema) -> pa.Table:
-    """A table built a slice of rows at a time: never every row as a dict at once."""
+def _batches(records: Iterable[dict[str, Any]], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Records as record batches of ``TABLE_SLICE`` rows: never every row as a dict at once."""
     records = iter(records)
-    batches = []
     while chunk := list(islice(records, TABLE_SLICE)):
-        batches.append(pa.RecordBatch.from_pylist(chunk, schema=schema))
-    return pa.Table.from_batches(batches, schema=schema)
+        yield pa.RecordBatch.from_pylist(chunk, schema=schema)
 
 
 TABLE_SLICE = 16_384
 
 
-def _entities_table(resolution: Resolution, degree: Counter[str], describe: _Describer) -> pa.Table:
-    rows = (
-        {
+def _entity_rows(
+    resolution: Resolution, degree: Counter[str], describe: _Describer
+) -> Iterator[dict[str, Any]]:
+    for e in resolution.entities:
+        yield {
             "id": e.id,
             "human_readable_id": stable_int_id(e.id),
             "title": e.title,
@@ -191,15 +232,6 @@ def _entities_table(resolution: Resolution, degree: Counter[str], describe: _Des
             "degree": degree[e.id],
             "merged_from": list(e.merged_from),
         }
-        for e in resolution.entities
-    )
-    return _batched_table(rows, ENTITIES_SCHEMA)
-
-
-def _relationships_table(
-    edges: dict[tuple[str, str], _Edge], titles: dict[str, str], degree: Counter[str], describe: _Describer
-) -> pa.Table:
-    return _batched_table(_relationship_rows(edges, titles, degree, describe), RELATIONSHIPS_SCHEMA)
 
 
 def _relationship_rows(
@@ -224,12 +256,14 @@ def _relationship_rows(
         }
 
 
-def _facts_table(by_triple: dict[tuple[str, str, str], set[str]], resolution: Resolution) -> pa.Table:
+def _fact_rows(
+    by_triple: dict[tuple[str, str, str], set[str]], resolution: Resolution
+) -> Iterator[dict[str, Any]]:
     by_name = {e.title.lower(): e.id for e in resolution.entities}
     for (name, _type), entity_id in resolution.entity_ids.items():
         by_name.setdefault(name.lower(), entity_id)
-    facts = (
-        {
+    for (subject, predicate, obj), chunks in sorted(by_triple.items()):
+        yield {
             # The triple, not its text: ("Rudolph", "was", "elected King") and ("Rudolph",
             # "was elected", "King") read alike and are two facts (the 12.6K corpus has such pairs).
             "id": hashlib.sha256(f"{subject}\x1f{predicate}\x1f{obj}".encode()).hexdigest()[:32],
@@ -241,6 +275,3 @@ def _facts_table(by_triple: dict[tuple[str, str, str], set[str]], resolution: Re
             "subject_id": by_name.get(subject.lower()),
             "object_id": by_name.get(obj.lower()),
         }
-        for (subject, predicate, obj), chunks in sorted(by_triple.items())
-    )
-    return _batched_table(facts, FACTS_SCHEMA)

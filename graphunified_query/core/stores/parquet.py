@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,15 +24,50 @@ def write_table_atomic(path: Path, table: pa.Table, *, durable: bool = True) -> 
     half of one. ``durable`` also fsyncs (survives a power cut); it costs ~20 ms a file, so the
     thousands of per-document files skip it — a document lost that way is simply redone.
     """
+    with _replacing(path, durable) as handle:
+        pq.write_table(table, handle, compression="zstd")
+
+
+def stage_batches(
+    path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch], *, durable: bool = True
+) -> Path:
+    """Writes ``batches`` as they come (a row group each, the table never whole in memory) to a
+    temporary file beside ``path``, and returns it. The caller renames it over
+    ``path`` once every file of a set is staged: a crash before leaves the old set whole (and
+    staging files that `store_check` sweeps)."""
+    with (
+        _staging(path, durable) as (handle, staged),
+        pq.ParquetWriter(handle, schema, compression="zstd") as writer,
+    ):
+        for batch in batches:
+            writer.write_batch(batch)
+    return staged
+
+
+@contextmanager
+def _replacing(path: Path, durable: bool) -> Iterator[BinaryIO]:
+    """A temporary file beside ``path`` that replaces it when the block ends."""
+    with _staging(path, durable) as (handle, staged):
+        yield handle
+    try:
+        os.replace(staged, path)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def _staging(path: Path, durable: bool) -> Iterator[tuple[BinaryIO, Path]]:
+    """A temporary file beside ``path`` (``.<name>.<random>.tmp``), removed when the block raises
+    (``durable``: fsynced when it ends)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            pq.write_table(table, handle, compression="zstd")
+            yield handle, Path(tmp_name)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
@@ -40,15 +77,8 @@ def write_text_atomic(path: Path, text: str) -> None:
     """``text`` (UTF-8) to ``path`` by a rename over it, as `write_table_atomic`: a reader sees the
     old file or the new one. A new file, not a rewrite: a published generation hard-links the
     working files, and rewriting one in place would change (and for a moment empty) the published copy."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    with _replacing(path, durable=False) as handle:
+        handle.write(text.encode("utf-8"))
 
 
 def read_table(
