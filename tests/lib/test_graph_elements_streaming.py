@@ -127,6 +127,9 @@ def test_extraction_rows_read_from_a_parquet_file_are_the_tables_rows(tmp_path: 
     expected = table.select(["chunk_id", "entities", "relationships", "facts"]).to_pylist()
     assert len(rows) == 10 and list(rows) == expected and list(rows) == expected
     assert build_digests(ExtractionRows(path, batch_rows=7)) == build_digests(ExtractionRows(table))
+    pq.write_table(synthetic_extractions(chunks=3), path.with_suffix(".new"))
+    path.with_suffix(".new").replace(path)  # replaced after it was opened: the same rows still
+    assert list(rows) == expected
 
 
 class _Rel(dict):  # a dict that can be weakly referenced: is the source's row still alive?

@@ -11,7 +11,7 @@ peak, held to the step's end.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,21 +28,23 @@ class ExtractionRows:
     dicts decoded slice by slice."""
 
     def __init__(self, source: pa.Table | Path, *, batch_rows: int = BATCH_ROWS) -> None:
-        self.source = source
-        names = source.column_names if isinstance(source, pa.Table) else pq.read_schema(source).names
-        self.columns = [c for c in GRAPH_COLUMNS if c in names]
-        self.batch_rows = batch_rows
+        self._batches: Callable[[], Iterator[pa.RecordBatch]]
+        if isinstance(source, pa.Table):
+            table = source.select([c for c in GRAPH_COLUMNS if c in source.column_names])
+            self._batches = lambda: iter(table.to_batches(max_chunksize=batch_rows))
+            self._rows = table.num_rows
+            return
+        # Opened once: every pass reads the same rows, even if the file is replaced meanwhile.
+        mapped = pa.memory_map(str(source))
+        file = pq.ParquetFile(mapped)
+        columns = [c for c in GRAPH_COLUMNS if c in file.schema_arrow.names]
+        self._batches = lambda: pq.ParquetFile(mapped).iter_batches(batch_rows, columns=columns)
+        self._rows = file.metadata.num_rows
 
     def __len__(self) -> int:
-        if isinstance(self.source, pa.Table):
-            return self.source.num_rows
-        return pq.ParquetFile(self.source).metadata.num_rows
+        return self._rows
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        if isinstance(self.source, pa.Table):
-            for batch in self.source.select(self.columns).to_batches(max_chunksize=self.batch_rows):
-                yield from batch.to_pylist()
-            return
-        for batch in pq.ParquetFile(self.source).iter_batches(self.batch_rows, columns=self.columns):
+        for batch in self._batches():
             yield from batch.to_pylist()
-        pa.default_memory_pool().release_unused()  # the pass's decoded row groups
+        pa.default_memory_pool().release_unused()  # the pass's decoded buffers
