@@ -23,13 +23,22 @@ EXPECTED = {
     "documents": {"parsed", "new_documents", "changed_documents", "failed", "characters"},
     "chunks": {"chunks", "tokens"},
     "chunk_embeddings": {"chunks", "texts_embedded", "cache_hits", "provider_calls", *EMBED},
-    "extractions": {"entities", "relationships", "facts", "llm_calls", "input_tokens", "cost_usd"},
+    "extractions": {
+        "entities",
+        "relationships",
+        "facts",
+        "keyword_texts_parsed",
+        "llm_calls",
+        "input_tokens",
+        "cost_usd",
+    },
     "entities": {
         "rows",
         "documents",
         "mentions_merged",
         "fuzzy_comparisons",
         "embedding_rows",
+        "keyword_texts_parsed",
         "llm_calls",
         "cost_usd",
     },
@@ -106,6 +115,9 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
         assert "batch" not in _latest_metadata(instance, "chunk_vectors")  # global: not a batch
         assert _latest_metadata(instance, "chunk_vectors")["documents"].value == 3
         assert _latest_metadata(instance, "extractions")["llm_calls"].value == 0  # offline: zeros, not gaps
+        # The document run parsed its relationship sentences for keywords: the global step parses none.
+        assert _latest_metadata(instance, "extractions")["keyword_texts_parsed"].value > 0
+        assert _latest_metadata(instance, "entities")["keyword_texts_parsed"].value == 0
         # The graph's asset checks run with the refresh and show their result in the UI.
         checks = refresh.get_asset_check_evaluations()
         assert {c.check_name for c in checks} >= {

@@ -15,10 +15,12 @@ from graphunified_assets.lib.extraction import offline_extractor, offline_facts
 from graphunified_assets.lib.extraction.cache_purge import extraction_inputs
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, document_failures
 from graphunified_assets.lib.extraction.records import ChunkExtraction
+from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases, texts_to_parse
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.ops.index_progress import work_progress
-from graphunified_query.core.artifacts import EXTRACTIONS
+from graphunified_query.core.artifacts import EXTRACTIONS, RELATIONSHIP_KEYWORDS
 from graphunified_query.core.providers.cost import BudgetExceeded
+from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.tables import EXTRACTIONS_SCHEMA
 
 SLICE_MIN = 64  # chunks per extraction call, at least
@@ -64,6 +66,7 @@ def extractions(
     failed = document_failures([o for o in outcomes if isinstance(o, ChunkFailure)], documents)
     results = [o for o in outcomes if isinstance(o, ChunkExtraction) and documents[o.chunk_id] not in failed]
     table = without_partitions(extractions_table(results, documents, extractor.name), failed)
+    parsed = _parse_keyword_texts(graphunified, table)
     record_failures(context, IndexState(graphunified.layout.index_state), STAGE, failed, what="extraction")
     seconds = time.perf_counter() - started
     context.add_output_metadata(
@@ -81,6 +84,7 @@ def extractions(
             "chunks_per_second": round(len(results) / seconds, 1) if seconds else 0.0,
             # Offline results found by content (the LLM extractors count theirs in llm_usage).
             "extraction_cache_hits": getattr(extractor, "hits", 0),
+            "keyword_texts_parsed": parsed,
             **_cost(extractor),
             **llm_usage(getattr(extractor, "client", None)),  # zeros offline: the UI plots a flat line
             **stage_timing(),
@@ -103,6 +107,19 @@ def extractions_table(results: list[ChunkExtraction], documents: dict[str, str],
         for r in results
     ]
     return pa.Table.from_pylist(rows, schema=EXTRACTIONS_SCHEMA)
+
+
+def _parse_keyword_texts(graphunified: GraphUnifiedResource, table: pa.Table) -> int:
+    """Parses the theme phrases of these documents' relationship sentences into their cache
+    (when an enabled strategy reads keywords), so the parse spreads with the document runs and
+    `graph_elements`, one global step, finds them parsed; returns the texts parsed (not cached)."""
+    if not graphunified.builds(RELATIONSHIP_KEYWORDS):
+        return 0
+    phrases = SpacyPhrases(
+        LLMCache(graphunified.layout.relationship_keywords_cache), graphunified.parse_processes()
+    )
+    phrases(texts_to_parse(table.select(["relationships"]).to_pylist()))
+    return phrases.parsed
 
 
 def _cost(extractor: object) -> dict[str, float | int]:

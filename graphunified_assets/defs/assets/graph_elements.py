@@ -122,6 +122,8 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
                     "documents": len(live),
                     "mentions_merged": sum(merged.values()),
                     **memory.work,  # what resolution compared this run (new names only on updates)
+                    # Sentences the document runs had not parsed for keywords (none, normally).
+                    "keyword_texts_parsed": phrases.parsed if phrases is not None else 0,
                     **merges,
                 }
             ),

@@ -7,12 +7,14 @@ The offline extractor gives none, so here, before relationships are aggregated, 
 without keywords gets the theme phrases of its own sentence (its description: the offline
 extractor's description *is* the sentence, or two), minus the words of its two entity names.
 
-This runs in the graph stage, not in the extractor, so adding it left the per-chunk extraction
-cache valid (a full re-extraction of a dev set costs half an hour). Parsing is the cost: each
-distinct description is parsed once, over `extraction.parse_processes` worker processes, and its
-phrases are cached on disk by content (SHA-256 of the description, the theme rule's source and the
-model), so a re-run parses nothing it parsed before; they are read and written in batches (a
-commit per row was 14 % of the cold parsing time).
+The phrases are applied in the graph stage, not by the extractor, so adding them left the
+per-chunk extraction cache valid (a full re-extraction of a dev set costs half an hour). Parsing is
+the cost: each distinct description is parsed once, over `extraction.parse_processes` worker
+processes, and its phrases are cached on disk by content (SHA-256 of the description, the theme
+rule's source and the model), so a re-run parses nothing it parsed before; they are read and
+written in batches (a commit per row was 14 % of the cold parsing time). The per-document
+`extractions` step parses its own documents' descriptions into that cache, so the parse spreads
+with the document runs (over workers, on a cluster) and the one global step finds them parsed.
 
 Merging: an edge seen in several chunks has the union of its mentions' keywords, the most
 frequent first (then first seen), at most `MAX_EDGE_KEYWORDS`.
@@ -50,6 +52,7 @@ class SpacyPhrases:
         self.cache = cache
         self.processes = processes  # spaCy worker processes (`extraction.parse_processes`)
         self.asked: set[str] = set()
+        self.parsed = 0  # texts not found in the cache, parsed by this instance
         # What decides a text's phrases: the theme rule and the model (not how they are parsed or merged).
         self._version = {
             "themes": source_digest(themes),
@@ -65,6 +68,7 @@ class SpacyPhrases:
         cached = cache.get_many(keys) if cache is not None else {}
         found = {i: list(cached[key]["phrases"]) for i, key in enumerate(keys) if key in cached}
         missing = [i for i in range(len(texts)) if i not in found]
+        self.parsed += len(missing)
         parsed: dict[str, dict[str, list[str]]] = {}
         asked = [texts[i] for i in missing]
         read = read_docs(asked, _phrases, processes=self.processes, batch_size=64) if missing else ()
@@ -96,11 +100,16 @@ def with_keywords(
     as they are read (re-iterable when ``rows`` is), so none is copied ahead.
     """
     if texts is None:
-        gathered: dict[str, None] = {}
-        for row in rows:
-            gather_texts(row, gathered)
-        texts = list(gathered)
+        texts = texts_to_parse(rows)
     return _KeywordedRows(rows, dict(zip(texts, phrases(texts), strict=True)) if texts else {})
+
+
+def texts_to_parse(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """The descriptions of ``rows``' relationships that need theme phrases, first seen first."""
+    texts: dict[str, None] = {}
+    for row in rows:
+        gather_texts(row, texts)
+    return list(texts)
 
 
 def gather_texts(row: dict[str, Any], texts: dict[str, None]) -> None:
