@@ -54,7 +54,9 @@ def _relationships(edges: list[tuple[str, str, float]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=RELATIONSHIPS_SCHEMA)
 
 
-def _table(edges: list[tuple[str, str, float]], previous: Clustering | None = None) -> pa.Table:
+def _table(
+    edges: list[tuple[str, str, float]], previous: Clustering | None = None, before: pa.Table | None = None
+) -> pa.Table:
     found, _ = detect_communities(edges, PARAMS, previous=previous)
     nodes = sorted({n for s, t, _ in edges for n in (s, t)})
     return communities_table(
@@ -62,6 +64,7 @@ def _table(edges: list[tuple[str, str, float]], previous: Clustering | None = No
         relationships=_relationships(edges),
         entity_text_units={n: [f"chunk-{n}"] for n in nodes},
         entity_descriptions={n: f"entity {n}" for n in nodes},
+        previous=before,
     )
 
 
@@ -102,6 +105,38 @@ def test_a_local_change_keeps_untouched_communities_and_their_hashes() -> None:
     new = {r["content_hash"] for r in after.to_pylist()}
     assert old <= new  # the a- and b- communities, at every level, are byte-for-byte the same
     assert any(r["entity_ids"] == ["d0", "d1", "d2"] for r in after.to_pylist())
+
+
+def _numbers(table: pa.Table) -> dict[tuple[int, tuple[str, ...]], int]:
+    return {(r["level"], tuple(r["entity_ids"])): r["community"] for r in table.to_pylist()}
+
+
+def test_an_update_keeps_the_numbers_of_unchanged_communities_and_numbers_new_ones_after_them() -> None:
+    before = _table(_graph())
+    grown = [*_graph(), *_clique("0x", 3)]  # a new group whose first member sorts before every other
+    after = _table(grown, previous=detect_communities(_graph(), PARAMS)[1], before=before)
+    old, new = _numbers(before), _numbers(after)
+    assert old.keys() < new.keys()  # the old groups are untouched, so their numbers can stay
+    assert {key: new[key] for key in old} == old
+    assert sorted(n for key, n in new.items() if key not in old) == [len(old)]
+    # Numbered afresh (a cold build), the new group comes first and every other number moves.
+    assert all(_numbers(_table(grown))[key] == n + 1 for key, n in old.items())
+    rows = {r["community"]: r for r in after.to_pylist()}
+    for number, row in rows.items():
+        assert row["human_readable_id"] == number and row["title"] == f"Community {number}"
+        assert all(rows[child]["parent"] == number for child in row["children"])
+
+
+def test_a_removed_communitys_number_goes_to_the_next_new_one() -> None:
+    before = _table(_graph())
+    without_c = [e for e in _graph() if not e[0].startswith("c") and not e[1].startswith("c")]
+    shrunk = _table(without_c, previous=detect_communities(_graph(), PARAMS)[1], before=before)
+    freed = sorted(set(_numbers(before).values()) - set(_numbers(shrunk).values()))
+    assert freed  # the c group's communities
+    regrown = [*without_c, *_clique("0x", 3)]
+    after = _table(regrown, previous=detect_communities(without_c, PARAMS)[1], before=shrunk)
+    new = [n for key, n in _numbers(after).items() if key not in _numbers(shrunk)]
+    assert new == freed[: len(new)]
 
 
 def test_a_changed_description_changes_only_its_communities_hash() -> None:

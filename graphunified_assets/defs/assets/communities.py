@@ -57,27 +57,17 @@ def communities(
         edges, parameters, previous=previous_clustering if previous is not None else None
     )
     entity_ids = entities.column("id").to_pylist()
-    previous_periods = (
-        dict(
-            zip(
-                previous.column("content_hash").to_pylist(),
-                previous.column("period").to_pylist(),
-                strict=True,
-            )
-        )
-        if previous is not None
-        else {}
-    )
     table = communities_table(
         found,
         relationships=relationships,
         entity_text_units=dict(zip(entity_ids, entities.column("text_unit_ids").to_pylist(), strict=True)),
         entity_descriptions=dict(zip(entity_ids, entities.column("description").to_pylist(), strict=True)),
-        previous_periods=previous_periods,
+        previous=previous,
     )
     write_table_atomic(path, stamp_indexed_at(table))
     write_table_atomic(state_path, clustering_table(clustering))
-    unchanged = len(set(previous_periods) & set(table.column("content_hash").to_pylist()))
+    before = set(previous.column("content_hash").to_pylist()) if previous is not None else set()
+    unchanged = len(before & set(table.column("content_hash").to_pylist()))
     levels = table.group_by("level").aggregate([("level", "count")]).sort_by("level").to_pylist()
     context.log.info(f"communities: {table.num_rows} ({unchanged} unchanged)")
     return dg.MaterializeResult(
