@@ -95,10 +95,13 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
             # A few hundred tokens: a batch more costs about as much as the padding it would save.
             allowed = 1.05 * real + BATCH_COST_TOKENS * metadata["embed_batches"].value
             assert 0 < real <= padded <= allowed, (asset, padded, real)
-        # The cold build's graph vectors: one model call per shard for its texts (sorted across the
-        # shard), the slices then all served by the cache; per table its distinct texts.
+        # The cold build's graph vectors: one model call per shard with texts to embed (sorted across
+        # the shard), the slices then all served by the cache; per table its distinct texts. The
+        # relationship shard composes its vectors from description sentences, which the document
+        # run embedded: it calls the model for none.
         graph_vectors = _latest_metadata(instance, "graph_vectors")
-        assert graph_vectors["provider_calls"].value == graph_vectors["shards"].value == 3  # a table each
+        assert graph_vectors["shards"].value == 3  # a table each
+        assert graph_vectors["provider_calls"].value == 2, graph_vectors["relationship_vectors_texts"]
         assert all(graph_vectors[f"{t}_texts"].value > 0 for t in ("entity_vectors", "fact_vectors"))
         for asset, name in MARKDOWN.items():
             table = _latest_metadata(instance, asset)[name]
@@ -118,6 +121,9 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
         # The document run parsed its relationship sentences for keywords: the global step parses none.
         assert _latest_metadata(instance, "extractions")["keyword_texts_parsed"].value > 0
         assert _latest_metadata(instance, "entities")["keyword_texts_parsed"].value == 0
+        # It embedded its entity names and description sentences too: graph_elements' model ran no batch.
+        assert _latest_metadata(instance, "extractions")["embed_texts"].value > 0
+        assert "embed_texts" not in _latest_metadata(instance, "entities")
         # The graph's asset checks run with the refresh and show their result in the UI.
         checks = refresh.get_asset_check_evaluations()
         assert {c.check_name for c in checks} >= {

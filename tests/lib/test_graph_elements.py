@@ -161,6 +161,46 @@ def test_extractive_summaries_embed_all_their_sentences_in_one_batch() -> None:
     assert len(calls) == 2 and len(calls[1]) == 18
 
 
+def test_a_document_runs_texts_cover_everything_the_graph_stage_embeds() -> None:
+    # Spacing variants of a name, several sentences per description, an edge seen in many chunks.
+    rows = [
+        {
+            "chunk_id": f"c{i}",
+            "entities": [
+                _entity("Hale Mill", "ORGANIZATION", f"Hale Mill recalls {topic}. It stood {i} years."),
+                _entity("Thomas Hale", "PERSON", f"Thomas Hale knew {topic}."),
+                _entity(" Ada  Whitlock" if i % 2 else "Ada Whitlock", "PERSON"),
+                _entity("Harrow Railway", "ORGANIZATION"),
+            ],
+            "relationships": [
+                {
+                    "source": "Thomas Hale",
+                    "target": "Hale Mill",
+                    "type": "FOUNDED",
+                    "description": f"He founded it after the {topic}. It grew.",
+                    "strength": 1.0,
+                }
+            ],
+            "facts": [],
+        }
+        for i, topic in enumerate(("floods", "looms", "strikes", "fires", "owners", "wages"))
+    ]
+    asked: set[str] = set()
+
+    def embed(texts: list[str]) -> np.ndarray:
+        asked.update(texts)
+        vectors = np.array([np.random.default_rng(sum(map(ord, t))).normal(size=16) for t in texts])
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    build_graph_elements(rows, summarize_above=2, embed=embed)
+    covered = set(graph_elements.texts_to_embed(rows, sentences_too=True))
+    names = {"Hale Mill", "Thomas Hale", "Ada Whitlock", "Harrow Railway"}
+    assert names | {"It grew.", "Thomas Hale knew wages."} <= asked
+    assert asked <= covered
+    # With LLM summaries no sentence is ranked by its vector: the names alone.
+    assert set(graph_elements.texts_to_embed(rows, sentences_too=False)) == names
+
+
 def test_claude_summarizer_over_the_wire(tmp_path: Path) -> None:
     with FakeAnthropicServer(lambda _: text("Hale Mill is a wool mill in Millbrook.")) as server:
         client = ClaudeClient(LLMSettings(base_url=server.base_url), Settings().prices, api_key="test-key")

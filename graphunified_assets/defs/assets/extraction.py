@@ -15,11 +15,13 @@ from graphunified_assets.lib.extraction import offline_extractor, offline_facts
 from graphunified_assets.lib.extraction.cache_purge import extraction_inputs
 from graphunified_assets.lib.extraction.chunk_failures import ChunkFailure, document_failures
 from graphunified_assets.lib.extraction.records import ChunkExtraction
+from graphunified_assets.lib.graph.graph_elements import texts_to_embed
 from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases, texts_to_parse
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.ops.index_progress import work_progress
 from graphunified_query.core.artifacts import EXTRACTIONS, RELATIONSHIP_KEYWORDS
 from graphunified_query.core.providers.cost import BudgetExceeded
+from graphunified_query.core.providers.fused_embedder import primary_embedder
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.tables import EXTRACTIONS_SCHEMA
 
@@ -67,6 +69,7 @@ def extractions(
     results = [o for o in outcomes if isinstance(o, ChunkExtraction) and documents[o.chunk_id] not in failed]
     table = without_partitions(extractions_table(results, documents, extractor.name), failed)
     parsed = _parse_keyword_texts(graphunified, table)
+    _embed_graph_texts(graphunified, table)
     record_failures(context, IndexState(graphunified.layout.index_state), STAGE, failed, what="extraction")
     seconds = time.perf_counter() - started
     context.add_output_metadata(
@@ -120,6 +123,18 @@ def _parse_keyword_texts(graphunified: GraphUnifiedResource, table: pa.Table) ->
     )
     phrases(texts_to_parse(table.select(["relationships"]).to_pylist()))
     return phrases.parsed
+
+
+def _embed_graph_texts(graphunified: GraphUnifiedResource, table: pa.Table) -> None:
+    """Embeds these documents' entity names and description sentences into the embedding cache
+    (`texts_to_embed`), so the model's graph work spreads with the document runs and
+    `graph_elements`, one global step, finds their vectors cached (its `embed_texts` is then
+    absent: no batch ran). The step's own `embed_*` metadata counts what the model computed."""
+    rows = table.select(["entities", "relationships"]).to_pylist()
+    texts = texts_to_embed(rows, sentences_too=graphunified.summarizer() is None)
+    if texts:
+        # The embedder graph_elements resolves names with (the first model, when fused).
+        primary_embedder(graphunified.embedder()).embed(texts)
 
 
 def _cost(extractor: object) -> dict[str, float | int]:

@@ -132,6 +132,28 @@ def write_graph_elements(
     return dict(resolution.merges)
 
 
+def texts_to_embed(rows: Iterable[dict[str, Any]], *, sentences_too: bool) -> list[str]:
+    """What `write_graph_elements` will embed of these rows, first seen first: every entity name
+    as resolution's name neighbours read it (a group's label is one of its surface names) and,
+    with ``sentences_too`` (extractive summaries), every sentence of every entity and relationship
+    description (a summary ranks the sentences of those with many). Embedding them in the
+    document runs puts the model's graph work there, per document, and the global step finds
+    every vector cached. More than the global step would embed: the sentences of descriptions
+    too short to summarize (offline those are mostly the relationship sentences that composed
+    relationship vectors embed anyway)."""
+    texts: dict[str, None] = {}
+    for row in rows:
+        for e in row["entities"]:
+            texts.setdefault(" ".join(e["name"].split()))
+        if not sentences_too:
+            continue
+        fragments = [e["description"] for e in row["entities"] if e["description"]]
+        fragments += [r["description"] for r in row["relationships"] if r["description"]]
+        texts.update(dict.fromkeys(sentences(fragments)))
+    texts.pop("", None)
+    return list(texts)
+
+
 def _prefetched(embed: Embed, fragment_lists: Sequence[Sequence[str]]) -> Embed:
     """Every sentence the extractive summaries will rank, embedded in one batched call.
 
