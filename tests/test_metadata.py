@@ -11,7 +11,9 @@ from graphunified_assets.defs.build import build_definitions
 from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.defs.sensors import partition_range_tags
+from graphunified_assets.lib.graph.graph_elements import texts_to_embed
 from graphunified_query.core.providers.local_embedder import BATCH_COST_TOKENS
+from graphunified_query.core.stores.parquet import read_partitions
 from tests.conftest import SAMPLE_DOCS
 
 FRESHNESS = dg.AssetCheckKey(dg.AssetKey("published_snapshot"), "covers_newest_document")
@@ -148,3 +150,25 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
         (evaluation,) = evaluations.get_asset_check_evaluations()
         assert not evaluation.passed and evaluation.metadata["newest_document_partition"].value == "flood.txt"
         assert evaluation.metadata["seconds_behind"].value > 0
+
+
+@pytest.mark.slow
+def test_with_relationships_embedded_whole_the_document_run_embeds_the_names_alone(
+    input_dir: Path, home: Path
+) -> None:
+    # A relationship vector is then its whole text: the sentences of short descriptions would be
+    # embedded for nothing (with a provider, paid for); graph_elements embeds those its summaries rank.
+    (home / "settings.yaml").write_text("embedding:\n  composed_vectors: [reports, report_points]\n")
+    resource = GraphUnifiedResource(home=str(home), input_dir=str(input_dir))
+    keys = sorted(SAMPLE_DOCS)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("documents", keys)
+        index_job = build_definitions(resource).resolve_job_def(INDEX_DOCUMENTS)
+        assert index_job.execute_in_process(
+            instance=instance, tags=partition_range_tags(keys[0], keys[-1])
+        ).success
+        files = sorted(resource.layout.partition_dir("extractions").glob("*.parquet"))
+        rows = read_partitions(files).to_pylist()
+        names = texts_to_embed(rows, sentences_too=False)
+        assert 0 < len(names) < len(texts_to_embed(rows, sentences_too=True))
+        assert _latest_metadata(instance, "extractions")["embed_texts"].value == len(names)

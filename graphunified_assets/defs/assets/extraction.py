@@ -19,7 +19,7 @@ from graphunified_assets.lib.graph.graph_elements import texts_to_embed
 from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases, texts_to_parse
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.ops.index_progress import work_progress
-from graphunified_query.core.artifacts import EXTRACTIONS, RELATIONSHIP_KEYWORDS
+from graphunified_query.core.artifacts import EXTRACTIONS, RELATIONSHIP_KEYWORDS, RELATIONSHIPS
 from graphunified_query.core.providers.cost import BudgetExceeded
 from graphunified_query.core.providers.fused_embedder import primary_embedder
 from graphunified_query.core.providers.llm_cache import LLMCache
@@ -129,9 +129,15 @@ def _embed_graph_texts(graphunified: GraphUnifiedResource, table: pa.Table) -> N
     """Embeds these documents' entity names and description sentences into the embedding cache
     (`texts_to_embed`), so the model's graph work spreads with the document runs and
     `graph_elements`, one global step, finds their vectors cached (its `embed_texts` is then
-    absent: no batch ran). The step's own `embed_*` metadata counts what the model computed."""
+    absent: no batch ran). The step's own `embed_*` metadata counts what the model computed.
+
+    Every description sentence only where they are all read anyway: extractive summaries rank
+    some, and composed relationship vectors (the local model's default) are made of all the
+    relationships' sentences. Otherwise (LLM summaries, or a provider embedding relationships
+    whole) the names alone: `graph_elements` embeds the few sentences its summaries rank."""
     rows = table.select(["entities", "relationships"]).to_pylist()
-    texts = texts_to_embed(rows, sentences_too=graphunified.summarizer() is None)
+    every_sentence = graphunified.summarizer() is None and RELATIONSHIPS in graphunified.composed_vectors()
+    texts = texts_to_embed(rows, sentences_too=every_sentence)
     if texts:
         # The embedder graph_elements resolves names with (the first model, when fused).
         primary_embedder(graphunified.embedder()).embed(texts)
