@@ -13,6 +13,7 @@ from graphunified_assets.defs.assets import graph_vectors
 from graphunified_assets.lib.vectors import lance_slices
 from graphunified_assets.ops.indexing import index
 from graphunified_assets.ops.store_check import check_store
+from graphunified_assets.ops.verified_files import VerifiedFiles
 from graphunified_query.core.artifacts import ann_file
 from graphunified_query.core.indexes import ann
 from graphunified_query.core.layout import HomeLayout
@@ -98,5 +99,5 @@ def test_a_staging_copy_left_by_a_crash_is_removed_by_the_store_check(tmp_path: 
     staged.write_bytes(b"half")
     kept = layout.index_path(ann_file("relationship_vectors"))
     kept.write_bytes(b"whole")
-    check_store(layout, ())
+    check_store(layout, (), VerifiedFiles(layout.home, {}))
     assert not staged.exists() and kept.exists()

@@ -43,7 +43,8 @@ from graphunified_assets.ops.home_lock import (
 from graphunified_assets.ops.index_progress import progress_run_config
 from graphunified_assets.ops.instance_tuning import share_migration_scripts
 from graphunified_assets.ops.run_home import home_tags
-from graphunified_assets.ops.store_check import check_sqlite_files, check_store
+from graphunified_assets.ops.store_check import check_sqlite_files, check_store, checked_files
+from graphunified_assets.ops.verified_files import VerifiedFiles, record_verified
 from graphunified_query.core.artifacts import DOCUMENTS, LANCE_TABLES
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers.registry import OFFLINE
@@ -57,6 +58,7 @@ INSTANCE_TEMPLATE = Path(__file__).resolve().parents[2] / "dagster.yaml"
 # run leaves freed memory resident (~235 MB after 1,000 passages, 2.8 GB after 12.6K), while a
 # fresh interpreter costs seconds of imports, which a small update would pay on every `index`.
 FRESH_PROCESS_DOCUMENTS = 500
+CHECKED_TABLES = (DOCUMENTS, *DOWNSTREAM_TABLES)  # the per-document tables `index` checks first
 
 
 @dataclass(frozen=True)
@@ -151,8 +153,9 @@ def _index(
     instance = prepare_instance(resource)
     for run_id in refuse_foreign_runs(instance, layout.home):
         echo(f"marked Dagster run {run_id} as failed: the process running it was stopped or killed")
-    check = check_store(layout, (DOCUMENTS, *DOWNSTREAM_TABLES))
-    for message in [*check_sqlite_files(layout), *check.messages()]:
+    verified = VerifiedFiles.take(layout)  # taken away: an `index` that fails leaves no record
+    check = check_store(layout, CHECKED_TABLES, verified)
+    for message in [*check_sqlite_files(layout, verified), *check.messages()]:
         echo(message)
     echo("loading the embedding model and reading the input folder")
     model = resource.embedder().model_name  # a model that cannot load stops here, before any run
@@ -223,6 +226,7 @@ def _index(
         release_freed_memory()  # what planning and the partition bookkeeping left
         run_ids.append(here(REFRESH_INDEXES, {}))
         layout.refresh_pending.unlink()
+    record_verified(layout, checked_files(layout, CHECKED_TABLES))
     return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
 
 

@@ -4,18 +4,21 @@ Every table under `<home>/tables` is derived (from the input files, through the 
 damaged one is removed and rebuilt rather than failing the run: a per-document file makes its
 document "incomplete" (redone), a global one forces the global refresh. A Parquet file carries
 the magic bytes `PAR1` at both ends; a truncated or overwritten file loses the trailing ones,
-which a 4-byte read per file finds (~10 µs, so thousands of documents cost milliseconds).
+which a 4-byte read at each end finds (at 12.6K passages 50K files: 1.5 s, 7 s from a cold
+disk). Files the last finished `index` recorded, unchanged since, are not read
+(`verified_files`).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from graphunified_assets.lib.ingest.index_state import IndexState, hashes_in_tables
+from graphunified_assets.ops.verified_files import VerifiedFiles
 from graphunified_query.core.layout import HomeLayout, is_partition_file_stem, legacy_document_id
 from graphunified_query.core.stores.sqlite_files import check_rebuildable
 
@@ -38,29 +41,50 @@ class StoreCheck:
         return lines
 
 
-def check_store(layout: HomeLayout, per_document_tables: Iterable[str]) -> StoreCheck:
-    """Run while holding the home's index lock: no writer is active, so every temp file is stale."""
+def check_store(
+    layout: HomeLayout, per_document_tables: Iterable[str], verified: VerifiedFiles
+) -> StoreCheck:
+    """Run while holding the home's index lock: no writer is active, so every temp file is stale.
+    Files ``verified`` unchanged since the last finished `index` are not read."""
     leftovers = _remove_leftovers(layout)
     damaged_documents: list[Path] = []
     for table in per_document_tables:
-        folder = layout.partition_dir(table)
-        if folder.is_dir():
+        if layout.partition_dir(table).is_dir():
             _rename_legacy(layout, table)
-            damaged_documents += _remove_damaged(folder.glob("*.parquet"))
-    damaged_globals = _remove_damaged(layout.tables.glob("*.parquet")) if layout.tables.is_dir() else []
+        damaged_documents += _remove_damaged(_parquet_files(layout.partition_dir(table)), verified)
+    damaged_globals = _remove_damaged(_parquet_files(layout.tables), verified)
     return StoreCheck(leftovers, damaged_documents, damaged_globals)
 
 
-def check_sqlite_files(layout: HomeLayout) -> list[str]:
+def check_sqlite_files(layout: HomeLayout, verified: VerifiedFiles) -> list[str]:
     """Caches and the index state: a damaged one is moved aside (one line each, naming it) and
-    starts empty, the state refilled from the documents table, so no run fails inside a step."""
+    starts empty, the state refilled from the documents table, so no run fails inside a step.
+    A file ``verified`` unchanged is not read (the check reads all of it)."""
     messages = []
-    for path in (layout.extraction_cache, layout.embedding_cache, layout.llm_cache, layout.index_state):
+    for path in layout.sqlite_files:
+        if verified.unchanged(path):
+            continue
         if (message := check_rebuildable(path)) is not None:
             messages.append(message)
             if path == layout.index_state:
                 IndexState(path).mark_indexed(hashes_in_tables(layout.home))
     return messages
+
+
+def checked_files(layout: HomeLayout, per_document_tables: Iterable[str]) -> Iterator[Path]:
+    """Every file the checks above read: what a finished `index` records as whole."""
+    yield from layout.sqlite_files
+    for table in per_document_tables:
+        yield from _parquet_files(layout.partition_dir(table))
+    yield from _parquet_files(layout.tables)
+
+
+def _parquet_files(folder: Path) -> list[Path]:
+    try:
+        with os.scandir(folder) as entries:  # scandir, not glob: 50K files at 12.6K passages
+            return sorted(Path(e.path) for e in entries if e.name.endswith(".parquet") and e.is_file())
+    except FileNotFoundError:
+        return []
 
 
 def _rename_legacy(layout: HomeLayout, table: str) -> None:
@@ -87,8 +111,8 @@ def is_parquet_intact(path: Path) -> bool:
         os.close(fd)
 
 
-def _remove_damaged(paths: Iterable[Path]) -> list[Path]:
-    damaged = [p for p in sorted(paths) if not is_parquet_intact(p)]
+def _remove_damaged(paths: Iterable[Path], verified: VerifiedFiles) -> list[Path]:
+    damaged = [p for p in paths if not verified.unchanged(p) and not is_parquet_intact(p)]
     for path in damaged:
         path.unlink(missing_ok=True)
     return damaged

@@ -72,6 +72,22 @@ class HomeLayout:
         return self.cache / "relationship_keywords.sqlite"
 
     @property
+    def sqlite_files(self) -> tuple[Path, ...]:
+        """Every SQLite file of the home: all derived (caches refill, the state is rebuilt)."""
+        return (
+            self.extraction_cache,
+            self.embedding_cache,
+            self.llm_cache,
+            self.relationship_keywords_cache,
+            self.index_state,
+        )
+
+    @property
+    def verified_files(self) -> Path:
+        """Each derived file's size and time when the last `index` finished (ops/verified_files.py)."""
+        return self.cache / "verified.json.gz"
+
+    @property
     def shards(self) -> Path:
         """What the shard steps of a sharded global asset wrote, per asset and run, until its
         commit step applies it (in the home, which every worker shares; never published)."""

@@ -1,0 +1,77 @@
+"""What the last finished `index` found whole, so the next one checks only files changed since.
+
+`index` checks the home's derived files before it writes (`store_check`): each SQLite cache and
+the index state in full (`pragma quick_check` reads the whole file: 1.7 GB of embeddings at 12.6K
+passages, 15 s from a cold disk) and each Parquet table's magic bytes (50K files, 7 s cold). Our
+own writers never leave those files damaged (SQLite's transactions, the tables' atomic renames),
+so damage comes from outside: a torn copy, a truncation, random bytes. Each changes the file's
+size, modification time or inode. So an `index` that finishes records every such file's
+(`<home>/cache/verified.json.gz`), and the next one checks only the files whose record differs or
+is missing. The record is taken away when an `index` starts: one that fails (for instance on a
+page a disk error damaged, which no record shows) leaves none, and the next `index` checks
+everything.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from graphunified_query.core.layout import HomeLayout
+
+Fingerprint = list[int | None]  # size, mtime_ns, inode, and the write-ahead log's size (SQLite)
+
+
+def fingerprint(path: Path) -> Fingerprint | None:
+    """None for a missing file."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    try:  # frames not yet checkpointed are part of a SQLite database
+        wal: int | None = os.stat(f"{path}-wal").st_size
+    except FileNotFoundError:
+        wal = None
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ino, wal or None]  # an empty log is no log
+
+
+class VerifiedFiles:
+    """The record of the last finished `index`: file (relative to the home) → fingerprint."""
+
+    def __init__(self, home: Path, files: dict[str, Fingerprint]) -> None:
+        self._home = home
+        self._files = files
+
+    @classmethod
+    def take(cls, layout: HomeLayout) -> VerifiedFiles:
+        """The record, removed from the home; empty when there is none or it cannot be read."""
+        path = layout.verified_files
+        try:
+            files = json.loads(gzip.decompress(path.read_bytes()))
+        except (OSError, EOFError, ValueError, zlib.error):  # missing, torn or not ours: check all
+            files = {}
+        path.unlink(missing_ok=True)
+        return cls(layout.home, files if isinstance(files, dict) else {})
+
+    def unchanged(self, path: Path) -> bool:
+        """``path`` is as the last finished `index` left it, so needs no check."""
+        recorded = self._files.get(_key(self._home, path))
+        return recorded is not None and recorded == fingerprint(path)
+
+
+def record_verified(layout: HomeLayout, paths: Iterable[Path]) -> int:
+    """Record ``paths`` as whole (at the end of an `index` that finished); returns how many."""
+    files = {_key(layout.home, p): f for p in paths if (f := fingerprint(p)) is not None}
+    partial = layout.verified_files.with_name(layout.verified_files.name + ".partial")
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    partial.write_bytes(gzip.compress(json.dumps(files).encode(), compresslevel=1))
+    os.replace(partial, layout.verified_files)  # a torn record would only mean checking everything
+    return len(files)
+
+
+def _key(home: Path, path: Path) -> str:
+    return str(path.relative_to(home))
