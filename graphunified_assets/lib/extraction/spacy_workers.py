@@ -14,6 +14,7 @@ is not available (Windows) everything runs here.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -57,13 +58,20 @@ def _spread(
     _work = (nlp, texts, read, batch_size)  # the workers forked below inherit it
     starts = range(0, len(texts), batch_size)
     fork = multiprocessing.get_context("fork")
-    workers = ProcessPoolExecutor(processes, mp_context=fork, initializer=die_with, initargs=(os.getpid(),))
+    workers = ProcessPoolExecutor(
+        processes, mp_context=fork, initializer=_start_worker, initargs=(os.getpid(),)
+    )
     try:
         for results in workers.map(_read_batch, starts):
             yield from results
     finally:  # a reader that stops early leaves no batch running for nobody
         workers.shutdown(wait=True, cancel_futures=True)
         _work = None
+
+
+def _start_worker(parent: int) -> None:
+    die_with(parent)
+    gc.enable()  # forked inside a step that paused the collector (`collector_paused`): a parse makes cycles
 
 
 def _read_batch(start: int) -> list[Any]:
