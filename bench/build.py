@@ -132,8 +132,9 @@ def _status_kb(path: str, field: str) -> int:
     return 0
 
 
-def _events(dagster_home: Path) -> Iterator[tuple[str, object]]:
-    """(run id, event log entry) of every step event and materialization in the home's instance."""
+def _events(dagster_home: Path, runs: set[str] | None = None) -> Iterator[tuple[str, object]]:
+    """(run id, event log entry) of every step event and materialization in the home's instance
+    (of ``runs`` alone, when given)."""
     os.environ["DAGSTER_HOME"] = str(dagster_home)
     import dagster as dg
 
@@ -144,18 +145,21 @@ def _events(dagster_home: Path) -> Iterator[tuple[str, object]]:
         dg.DagsterEventType.ASSET_MATERIALIZATION,
     )
     for run in instance.get_runs():
+        if runs is not None and run.run_id not in runs:
+            continue
         for kind in kinds:
             for record in instance.get_records_for_run(run.run_id, of_type=kind, limit=1_000_000).records:
                 yield run.run_id, record.event_log_entry
 
 
-def steps_report(dagster_home: Path) -> dict[str, dict[str, float]]:
-    """Per step key, summed over runs: seconds, and the embedding figures of its metadata."""
+def steps_report(dagster_home: Path, runs: set[str] | None = None) -> dict[str, dict[str, float]]:
+    """Per step key, summed over runs (``runs`` alone, when given): seconds, and the embedding
+    figures of its metadata."""
     starts: dict[tuple[str, str], float] = {}
     seconds: dict[str, float] = defaultdict(float)
     seen: set[tuple[str, str]] = set()
     figures: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for run_id, entry in sorted(_events(dagster_home), key=lambda item: item[1].timestamp):
+    for run_id, entry in sorted(_events(dagster_home, runs), key=lambda item: item[1].timestamp):
         step, event = entry.step_key, entry.dagster_event
         if step is None or event is None:
             continue
