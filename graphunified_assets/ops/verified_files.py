@@ -5,9 +5,9 @@ the index state in full (`pragma quick_check` reads the whole file: 1.7 GB of em
 passages, 15 s from a cold disk) and each Parquet table's magic bytes (50K files, 7 s cold). Our
 own writers never leave those files damaged (SQLite's transactions, the tables' atomic renames),
 so damage comes from outside: a torn copy, a truncation, random bytes. Each changes the file's
-size, modification time or inode. So an `index` that finishes records every such file's
-(`<home>/cache/verified.json.gz`), and the next one checks only the files whose record differs or
-is missing. The record is taken away when an `index` starts: one that fails (for instance on a
+size, modification time or inode. So an `index` that finishes records those of every such file
+in `<home>/cache/verified.json.gz`, and the next one checks only the files whose record differs
+or is missing. The record is taken away when an `index` starts: one that fails (for instance on a
 page a disk error damaged, which no record shows) leaves none, and the next `index` checks
 everything.
 """
