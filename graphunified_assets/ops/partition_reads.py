@@ -81,7 +81,7 @@ def _holds(copy: Path, files: Sequence[tuple[str, Path]]) -> bool:
         return False
     index: Index = json.loads(metadata.get(_INDEX, b"{}"))
     return list(index) == [key for key, _ in files] and all(
-        index[key][:2] == _stat(path) for key, path in files
+        index[key][:2] == file_stamp(path) for key, path in files
     )
 
 
@@ -90,7 +90,7 @@ def read_documents(files: Sequence[tuple[str, Path]], column: str, copy: Path) -
     ``column`` holds each row's document (each file holds only its document's rows)."""
     if len(files) < CONSOLIDATE_FROM:
         return read_partitions([path for _, path in files])
-    stats = {key: _stat(path) for key, path in files}
+    stats = {key: file_stamp(path) for key, path in files}
     stored, index = _load(copy)
     fresh = [(key, path) for key, path in files if index.get(key, [])[:2] != stats[key]]
     if stored is None or len(fresh) > len(files) // 2:
@@ -175,7 +175,8 @@ def _load(copy: Path) -> tuple[pa.Table | None, Index]:
     return table.replace_schema_metadata(metadata or None), index
 
 
-def _stat(path: Path) -> list[int]:
+def file_stamp(path: Path) -> list[int]:
+    """A file's [size, mtime_ns] ([-1, -1] when missing): a rewritten file has another."""
     try:
         stat = path.stat()
     except FileNotFoundError:

@@ -10,7 +10,7 @@ import pytest
 
 from graphunified_assets.lib.extraction.llm_summarizer import LLMSummarizer
 from graphunified_assets.lib.extraction.plain_text import plain_text
-from graphunified_assets.lib.graph import graph_elements
+from graphunified_assets.lib.graph import graph_elements, graph_rows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
 from graphunified_query.core.providers.claude import ClaudeClient
 from graphunified_query.core.settings.model import LLMSettings, Settings
@@ -224,7 +224,7 @@ def test_a_short_description_is_joined_without_a_summary_call() -> None:
 def test_each_table_is_made_as_the_sink_reads_it_a_slice_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """The step writes each table while it is made: a table's rows are made only as the sink
     asks for its batches, and the next table only after the sink took the last one."""
-    monkeypatch.setattr(graph_elements, "TABLE_SLICE", 2)
+    monkeypatch.setattr(graph_rows, "TABLE_SLICE", 2)
     rows = [
         {
             "chunk_id": f"c{i}",

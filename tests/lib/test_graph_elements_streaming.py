@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
-from graphunified_assets.lib.graph.relationship_keywords import with_keywords
+from graphunified_assets.lib.graph.relationship_keywords import texts_to_parse, with_keywords
 from graphunified_query.core.tables import EXTRACTIONS_SCHEMA
 
 PEOPLE = ["Thomas Hale", "Hale", "T. Hale", "Ada Whitlock", "Whitlock", "Ada  Whitlock", "Jordan"]
@@ -181,3 +181,10 @@ def test_keywords_are_filled_row_by_row_as_the_rows_are_read() -> None:
     assert source.passes == 2 and source.most_alive <= 6
     assert first["relationships"][0]["keywords"] == ["meeting"]
     assert first["relationships"][1]["keywords"] == ["met", "0."]  # "a met" without the name "A"
+
+
+def test_the_live_relationship_texts_read_in_arrow_are_the_ones_the_rows_give() -> None:
+    """What the graph stage keeps in the keyword cache (every live sentence without keywords)."""
+    table = synthetic_extractions()
+    texts = ExtractionRows(table).relationship_texts()
+    assert sorted(texts) == sorted(texts_to_parse(table.to_pylist())) and len(texts) == 10

@@ -132,14 +132,14 @@ def test_llm_cache_batches_round_trip(tmp_path: Path) -> None:
     assert cache.get("k7") == {"n": 7, "text": "é"} and len(cache) == 1200
 
 
-def test_sweep_drops_the_phrases_of_sentences_no_longer_asked_for(tmp_path: Path) -> None:
+def test_keeping_only_the_live_sentences_drops_a_removed_documents_phrases(tmp_path: Path) -> None:
     cache = LLMCache(tmp_path / "keywords.sqlite")
-    SpacyPhrases(cache)([SENTENCE, "The removed document's only sentence."])
-    rebuild = SpacyPhrases(cache)
-    rebuild([SENTENCE])  # the next graph build: the other document was removed
-    assert rebuild.sweep() == 1
+    phrases = SpacyPhrases(cache)
+    phrases([SENTENCE, "The removed document's only sentence."])
+    # The next graph build: the other document was removed, and an update parses nothing.
+    assert cache.keep_only(SpacyPhrases(cache).keys([SENTENCE])) == 1
     assert b"removed document" not in (tmp_path / "keywords.sqlite").read_bytes()
-    assert len(cache.get_many(list(rebuild.asked))) == 1  # the live one stays
+    assert len(cache.get_many(phrases.keys([SENTENCE]))) == 1  # the live one stays
 
 
 def test_two_parsing_processes_give_each_sentence_the_phrases_one_does(tmp_path: Path) -> None:

@@ -16,10 +16,11 @@ from graphunified_assets.defs.observability import llm_usage, markdown_table, nu
 from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
-from graphunified_assets.lib.graph.graph_elements import write_graph_elements
+from graphunified_assets.lib.graph.graph_elements import GraphPatch, StaleGraphState, write_graph_elements
+from graphunified_assets.lib.graph.graph_state import GraphState, file_identity, load_state
 from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
-from graphunified_assets.ops.partition_reads import live_rows
+from graphunified_assets.ops.partition_reads import file_stamp, live_rows
 from graphunified_query.core.artifacts import (
     ENTITIES,
     EXTRACTIONS,
@@ -28,12 +29,14 @@ from graphunified_query.core.artifacts import (
     RELATIONSHIPS,
 )
 from graphunified_query.core.embedding_models import uncalibrated_thresholds_warning
+from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.providers.fused_embedder import primary_embedder
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.stores.parquet import stage_batches
 from graphunified_query.core.tables import stamp_indexed_at
 
 PAIR_MEMORY = "resolution_pairs.json.gz"  # in the home's cache folder: deleting it costs one full resolution
+GRAPH_STATE = "graph_state.pickle"  # ditto: deleting it makes the next update a build from nothing
 
 
 def _table_spec(name: str, description: str) -> dg.AssetSpec:
@@ -56,27 +59,41 @@ def _table_spec(name: str, description: str) -> dg.AssetSpec:
     pool="llm",  # Claude description summaries share the provider limits with extraction
 )
 def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource):
-    """Resolve every chunk's mentions into one entity per real-world thing, then aggregate."""
+    """Resolve every chunk's mentions into one entity per real-world thing, then aggregate; an
+    update patches the last build's tables (`GraphPatch`)."""
+    layout = graphunified.layout
     live = context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS)
+    # Stamped before the read: a file rewritten meanwhile has another stamp, so the next build
+    # reads it again.
+    stamps = {doc: file_stamp(layout.partition_path(EXTRACTIONS, doc)) for doc in live}
     # Read a slice at a time from the consolidated copy of every live document's rows: neither
     # the Python rows (~0.4 GB at 12.6K passages) nor the Arrow table (~0.25 GB) is held.
-    source = live_rows(graphunified.layout, EXTRACTIONS, live)
+    source = live_rows(layout, EXTRACTIONS, live)
     if source is None:
-        raise no_rows_failure(EXTRACTIONS, graphunified.layout)
+        raise no_rows_failure(EXTRACTIONS, layout)
     rows = ExtractionRows(source)
+    chunks = rows.chunks_by_document()
     # Name neighbours for resolution (cached) come from the first model: its cosine threshold.
     resolver = primary_embedder(graphunified.embedder())
     if warning := uncalibrated_thresholds_warning(resolver.model_name):
         context.log.warning(warning)  # e.g. e5 alone: its cosines pass far more name pairs
     summarizer = graphunified.summarizer()
-    layout = graphunified.layout
     # Candidate pairs of the last build: an update compares only new and changed names.
     memory = PairMemory.load(layout.cache / PAIR_MEMORY, {"model": resolver.model_name})
     # Offline relationships get their sentence's theme phrases as keywords (cached by content),
     # when an enabled strategy reads them (LightRAG's thematic layer).
-    keywords_cache = LLMCache(graphunified.layout.relationship_keywords_cache)
+    keywords_cache = LLMCache(layout.relationship_keywords_cache)
     wanted = graphunified.builds(RELATIONSHIP_KEYWORDS)
     phrases = SpacyPhrases(keywords_cache, graphunified.parse_processes()) if wanted else None
+    built_with = {
+        "summarize_above": graphunified.settings.extraction.summarize_above_fragments,
+        "resolver": resolver.model_name,
+        # With an LLM, its settings (model, the summary threshold): any change builds from nothing.
+        "summarizer": None if summarizer is None else graphunified.settings.llm.model_dump(mode="json"),
+        "keywords": wanted,
+        "facts": graphunified.builds(FACTS),
+    }
+    state = load_state(layout.cache / GRAPH_STATE, built_with, _identities(layout))
     at = datetime.now(UTC)
     staged: dict[str, Path] = {}
 
@@ -86,8 +103,8 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
         stamped = (stamp_indexed_at(batch, at) for batch in kept)
         staged[name] = stage_batches(layout.table_path(name), schema, stamped)
 
-    try:
-        merged = write_graph_elements(
+    def build(patch: GraphPatch | None) -> dict[str, int]:
+        return write_graph_elements(
             rows,
             stage,
             summarize_above=graphunified.settings.extraction.summarize_above_fragments,
@@ -95,16 +112,38 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
             summarize=summarizer,
             memory=memory,
             phrases=phrases,
+            state=state,
+            patch=patch,
         )
-        # Every live sentence was asked for: the rest are removed documents' text (all of it
-        # when no enabled strategy reads keywords).
-        keywords_cache.keep_only(phrases.asked if phrases is not None else set())
+
+    try:
+        patch = None if state.is_empty else _patch(layout, state, stamps, chunks)
+        if patch is None and not state.is_empty:  # most documents changed: as cheap from nothing
+            state = GraphState(settings=built_with)
+        try:
+            merged = build(patch)
+        except StaleGraphState as stale:
+            context.log.warning(f"graph_elements builds from nothing: {stale}")
+            for path in staged.values():
+                path.unlink(missing_ok=True)
+            state, patch = GraphState(settings=built_with), None
+            merged = build(None)
+        # Phrases of live sentences only: the rest are removed documents' text (all of it when no
+        # enabled strategy reads keywords).
+        keywords_cache.keep_only(phrases.keys(rows.relationship_texts()) if phrases is not None else ())
         memory.save(layout.cache / PAIR_MEMORY)
+        state.record_documents(stamps, chunks)
+        state.tables = {name: file_identity(path) for name, path in staged.items()}  # a rename keeps them
         for name, path in staged.items():  # the three tables replaced together, once all are made
             os.replace(path, layout.table_path(name))
     finally:
         for path in staged.values():
             path.unlink(missing_ok=True)  # renamed already, or a failed build's
+    if getattr(summarizer, "failures", 0):
+        # A summary that failed kept its fragments; only a build from nothing asks for it again.
+        (layout.cache / GRAPH_STATE).unlink(missing_ok=True)
+    else:
+        state.save(layout.cache / GRAPH_STATE)
     entities = pq.read_table(layout.table_path(ENTITIES), columns=["type"])
     merges = {f"merged_{rule}": count for rule, count in merged.items()}
     types = pc.value_counts(entities.column("type")).to_pylist() if entities.num_rows else []
@@ -120,6 +159,8 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
                 {
                     "rows": entities.num_rows,
                     "documents": len(live),
+                    # Chunks of new or rewritten documents an update read (all, built from nothing).
+                    "chunks_read": len(rows) if patch is None else len(patch.added),
                     "mentions_merged": sum(merged.values()),
                     **memory.work,  # what resolution compared this run (new names only on updates)
                     # Sentences the document runs had not parsed for keywords (none, normally).
@@ -127,6 +168,7 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
                     **merges,
                 }
             ),
+            "build": dg.MetadataValue.text("patched" if patch is not None else "from nothing"),
             "merges": markdown_table(["rule", "mentions merged"], sorted(merged.items())),
             "types": markdown_table(["type", "entities"], type_counts),
             **llm_usage(getattr(summarizer, "client", None)),
@@ -139,6 +181,25 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
     )
     facts = pq.read_metadata(layout.table_path(FACTS)).num_rows
     yield dg.MaterializeResult(asset_key=FACTS, metadata={**numeric({"rows": facts}), **timing})
+
+
+def _identities(layout: HomeLayout) -> dict[str, list[int]]:
+    return {name: file_identity(layout.table_path(name)) for name in (ENTITIES, RELATIONSHIPS, FACTS)}
+
+
+def _patch(
+    layout: HomeLayout, state: GraphState, stamps: dict[str, list[int]], chunks: dict[str, list[str]]
+) -> GraphPatch | None:
+    """What changed since the build ``state`` comes from, with that build's tables; None when
+    most documents are new or rewritten (re-extracted with other settings, say)."""
+    gone, new = state.changed_documents(stamps)
+    if len(new) > len(stamps) // 2:
+        return None
+    entities, relationships, facts = (
+        pq.read_table(layout.table_path(t)) for t in (ENTITIES, RELATIONSHIPS, FACTS)
+    )
+    added = {chunk for doc in new for chunk in chunks.get(doc, ())}
+    return GraphPatch(entities, relationships, facts, gone=gone, added=added)
 
 
 def relationship_metadata(relationships: pa.Table, shown: int = 15) -> dict[str, dg.MetadataValue]:

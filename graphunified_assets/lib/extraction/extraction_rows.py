@@ -11,11 +11,12 @@ peak, held to the step's end.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 # What the graph stage reads of a row; the rest (extractor, counts) is never decoded.
@@ -28,6 +29,8 @@ class ExtractionRows:
     dicts decoded slice by slice."""
 
     def __init__(self, source: pa.Table | Path, *, batch_rows: int = BATCH_ROWS) -> None:
+        self._source = source
+        self._batch_rows = batch_rows
         self._batches: Callable[[], Iterator[pa.RecordBatch]]
         if isinstance(source, pa.Table):
             table = source.select([c for c in GRAPH_COLUMNS if c in source.column_names])
@@ -40,6 +43,7 @@ class ExtractionRows:
         columns = [c for c in GRAPH_COLUMNS if c in file.schema_arrow.names]
         self._batches = lambda: pq.ParquetFile(mapped).iter_batches(batch_rows, columns=columns)
         self._rows = file.metadata.num_rows
+        self._mapped = mapped
 
     def __len__(self) -> int:
         return self._rows
@@ -48,3 +52,41 @@ class ExtractionRows:
         for batch in self._batches():
             yield from batch.to_pylist()
         pa.default_memory_pool().release_unused()  # the pass's decoded buffers
+
+    def rows_of(self, chunks: Collection[str]) -> ExtractionRows:
+        """The rows of ``chunks``, in this table's order (an update's few): filtered in Arrow,
+        decoded a slice at a time as these are."""
+        table = self._table([c for c in GRAPH_COLUMNS if c in self._names()])
+        wanted = pc.is_in(table.column("chunk_id"), value_set=pa.array(sorted(chunks), pa.string()))
+        return ExtractionRows(table.filter(wanted), batch_rows=self._batch_rows)
+
+    def chunks_by_document(self) -> dict[str, list[str]]:
+        """Each document's chunk ids, in order."""
+        table = self._table(["document_id", "chunk_id"])
+        found: dict[str, list[str]] = {}
+        for document, chunk in zip(
+            table.column("document_id").to_pylist(), table.column("chunk_id").to_pylist(), strict=True
+        ):
+            found.setdefault(document, []).append(chunk)
+        return found
+
+    def relationship_texts(self) -> list[str]:
+        """The descriptions `gather_texts` would gather from every row (relationships without
+        keywords), read in Arrow: no row is decoded."""
+        flat = pc.list_flatten(self._table(["relationships"]).column("relationships"))
+        descriptions = pc.struct_field(flat, "description")
+        wanted = pc.and_(pc.is_valid(descriptions), pc.not_equal(descriptions, ""))
+        if flat.type.get_field_index("keywords") >= 0:  # older extraction rows have none
+            keywords = pc.struct_field(flat, "keywords")
+            wanted = pc.and_(wanted, pc.fill_null(pc.equal(pc.list_value_length(keywords), 0), True))
+        return pc.unique(descriptions.filter(wanted)).to_pylist()
+
+    def _names(self) -> list[str]:
+        if isinstance(self._source, pa.Table):
+            return self._source.column_names
+        return list(pq.ParquetFile(self._mapped).schema_arrow.names)
+
+    def _table(self, columns: list[str]) -> pa.Table:
+        if isinstance(self._source, pa.Table):
+            return self._source.select(columns)
+        return pq.read_table(self._mapped, columns=columns)

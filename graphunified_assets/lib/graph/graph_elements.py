@@ -3,46 +3,49 @@
 Mentions are resolved into entities first; relationships and facts are then re-pointed at
 the resolved entities and aggregated, so "Obama" in one chunk and "Barack Obama" in another
 feed one node, and an edge seen in five chunks is one weighted relationship.
+
+An update patches the last build's tables instead of remaking them (`GraphPatch`): the mention
+groups of the last build (`GraphState`) lose the mentions of gone documents and gain those of
+new ones; resolution runs again over every group (its candidate pairs remembered), and an entity
+is *affected* when one of its groups changed or its groups are not the ones it had. Only the
+affected entities' rows are made again, and only the relationships with an affected endpoint,
+from the rows of the chunks that mention one: every other row is the last build's, with its
+degree brought up to date. The tables are the ones a build from nothing makes (`tests/lib/
+test_graph_patch.py` checks that on random updates).
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphunified_assets.lib.collector import collector_paused
 from graphunified_assets.lib.graph.description_summary import sentences
-from graphunified_assets.lib.graph.relationship_keywords import Phrases, gather_texts, ranked, with_keywords
-from graphunified_assets.lib.graph.resolution import (
-    EntityMention,
-    Resolution,
-    resolve_entities,
-    summarize_descriptions,
+from graphunified_assets.lib.graph.graph_rows import (
+    TABLE_SLICE,
+    Describer,
+    Embed,
+    Summarize,
+    aggregate_edges,
+    batches,
+    entity_rows,
+    fact_id,
+    fact_rows,
+    names_to_ids,
+    relationship_rows,
 )
+from graphunified_assets.lib.graph.graph_state import GraphState, Triple
+from graphunified_assets.lib.graph.relationship_keywords import Phrases, gather_texts, with_keywords
+from graphunified_assets.lib.graph.resolution import GroupKey, resolve_entities
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
 from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIPS
-from graphunified_query.core.tables import ENTITIES_SCHEMA, FACTS_SCHEMA, RELATIONSHIPS_SCHEMA, stable_int_id
-
-Embed = Callable[[list[str]], np.ndarray]
-Summarize = Callable[[str, list[str]], str]  # (name, fragments) -> one description
-
-
-@dataclass(slots=True)  # one per relationship: 317K at the 12.6K-passage scale
-class _Edge:
-    weight: float = 0.0
-    descriptions: list[str] = field(default_factory=list)
-    # Lists, counted when the row is made: most edges have one or two mentions, and a set and two
-    # Counters per edge were ~0.15 GB more at 317K edges.
-    chunks: list[str] = field(default_factory=list)
-    types: list[str] = field(default_factory=list)  # one per mention, in order
-    keywords: list[str] = field(default_factory=list)  # every mention's, in order, for `ranked`
+from graphunified_query.core.tables import ENTITIES_SCHEMA, FACTS_SCHEMA, INDEXED_AT, RELATIONSHIPS_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,17 @@ class GraphElements:
     relationships: pa.Table
     facts: pa.Table
     merges: dict[str, int]
+
+
+@dataclass(frozen=True)
+class GraphPatch:
+    """An update of the build whose state and tables these are."""
+
+    entities: pa.Table
+    relationships: pa.Table
+    facts: pa.Table
+    gone: Collection[str] = ()  # documents removed or rewritten since
+    added: Collection[str] = field(default_factory=set)  # chunk ids of documents new or rewritten
 
 
 # Takes one table's record batches as they are made (entities, then relationships, then facts),
@@ -67,6 +81,8 @@ def build_graph_elements(
     summarize: Summarize | None = None,
     memory: PairMemory | None = None,
     phrases: Phrases | None = None,
+    state: GraphState | None = None,
+    patch: GraphPatch | None = None,
 ) -> GraphElements:
     """The three tables in memory (tests, benchmarks): `write_graph_elements` into Arrow tables."""
     tables: dict[str, pa.Table] = {}
@@ -82,6 +98,8 @@ def build_graph_elements(
         summarize=summarize,
         memory=memory,
         phrases=phrases,
+        state=state,
+        patch=patch,
     )
     return GraphElements(tables[ENTITIES], tables[RELATIONSHIPS], tables[FACTS], merges)
 
@@ -96,6 +114,8 @@ def write_graph_elements(
     summarize: Summarize | None = None,
     memory: PairMemory | None = None,
     phrases: Phrases | None = None,
+    state: GraphState | None = None,
+    patch: GraphPatch | None = None,
 ) -> dict[str, int]:
     """Resolves and aggregates extraction rows and hands ``sink`` the entities, relationships and
     facts tables, batch by batch; returns the mentions merged per resolution rule.
@@ -104,34 +124,209 @@ def write_graph_elements(
     `ExtractionRows` decodes them a slice at a time (read twice, never held); ``memory`` carries
     resolution's candidate pairs from the last build (an update compares only new names);
     ``phrases`` gives relationships the extractor left without keywords their sentence's theme
-    phrases."""
-    by_triple: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-    # The mentions pass also gathers the descriptions to parse for keywords: a separate pass
-    # decoded every extraction row once more (4 s of a 12.6K-home update).
-    texts: dict[str, None] | None = {} if phrases is not None else None
-    resolution = resolve_entities(_mentions(rows, by_triple, texts), embed=embed, memory=memory)
-    if phrases is not None and texts is not None:
-        rows = with_keywords(rows, phrases, list(texts))
+    phrases. ``state`` (empty, or the last build's with its tables as ``patch``) is brought up to
+    date for the next update."""
+    state = state if state is not None else GraphState()
+    touched: set[GroupKey] = set()
+    triples: set[Triple] = set()
+    if patch is None:
+        if not state.is_empty:
+            raise ValueError("a build from nothing starts from an empty state; an update needs its patch")
+        added = rows
+    else:
+        touched, triples = state.remove_documents(patch.gone)
+        added = rows_of(rows, patch.added)
+    # A build from nothing gathers the descriptions to parse for keywords in its one pass over
+    # every row; an update gathers those of the rows it aggregates again, below.
+    texts: dict[str, None] | None = {} if phrases is not None and patch is None else None
+    _add_rows(state, added, texts, touched, triples)
+    resolution = resolve_entities(state.groups, embed=embed, memory=memory)
+    affected = None if patch is None else _affected(state.entity_of, resolution.groups, touched)
+    state.entity_of = dict(resolution.groups)
+    if affected is None:
+        entities, edge_rows = list(resolution.entities), rows
+    else:
+        entities = [e for e in resolution.entities if e.id in affected]
+        chunks = {
+            c for key, i in resolution.groups.items() if i in affected for c in state.groups[key].chunks
+        }
+        edge_rows = rows_of(rows, chunks)
+    if phrases is not None:
+        if texts is None:
+            texts = {}
+            _add_rows(None, edge_rows, texts, touched, triples)
+        edge_rows = with_keywords(edge_rows, phrases, list(texts))
         del texts
-    edges = _aggregate_edges(rows, resolution)
+    edges = aggregate_edges(edge_rows, resolution, affected)
     degree: Counter[str] = Counter()
     for source, target in edges:
         degree[source] += 1
         degree[target] += 1
+    if patch is not None and affected is not None:
+        kept = _without(patch.relationships, RELATIONSHIPS_SCHEMA, affected, ("source_id", "target_id"))
+        degree.update(kept.column("source_id").to_pylist())
+        degree.update(kept.column("target_id").to_pylist())
     if embed is not None and summarize is None:
-        fragment_lists: list[Sequence[str]] = [e.descriptions for e in resolution.entities]
+        fragment_lists: list[Sequence[str]] = [e.descriptions for e in entities]
         fragment_lists += [edge.descriptions for edge in edges.values()]
         embed = _prefetched(embed, [f for f in fragment_lists if len(f) > summarize_above])
         del fragment_lists  # would keep every edge's descriptions after the edge is freed
-    describe = _Describer(summarize_above, embed, summarize)
+    describe = Describer(summarize_above, embed, summarize)
     # Each table is made as the sink takes it: at 12.6K passages, holding the three to the end
     # was ~0.3 GB of the graph stage's peak.
-    sink(ENTITIES, ENTITIES_SCHEMA, _batches(_entity_rows(resolution, degree, describe), ENTITIES_SCHEMA))
+    made = entity_rows(entities, degree, describe)
+    del entities
+    kept_rows = (
+        None if patch is None or affected is None else _kept_entities(patch.entities, affected, degree)
+    )
+    sink(ENTITIES, ENTITIES_SCHEMA, _merged(ENTITIES, kept_rows, made, len(resolution.entities)))
     titles = {e.id: e.title for e in resolution.entities}
-    relationships = _relationship_rows(edges, titles, degree, describe)
-    sink(RELATIONSHIPS, RELATIONSHIPS_SCHEMA, _batches(relationships, RELATIONSHIPS_SCHEMA))
-    sink(FACTS, FACTS_SCHEMA, _batches(_fact_rows(by_triple, resolution), FACTS_SCHEMA))
+    made = relationship_rows(edges, titles, degree, describe)
+    if patch is not None:
+        kept_rows = _with_degrees(kept, degree)
+        del kept
+    sink(RELATIONSHIPS, RELATIONSHIPS_SCHEMA, _merged(RELATIONSHIPS, kept_rows, made))
+    by_name = names_to_ids(resolution)
+    by_triple = state.chunks_of(None if patch is None else triples)
+    kept_rows = None if patch is None else _kept_facts(patch.facts, triples, by_name)
+    made = fact_rows(by_triple, by_name)
+    sink(FACTS, FACTS_SCHEMA, _merged(FACTS, kept_rows, made, state.fact_count() if patch else None))
     return dict(resolution.merges)
+
+
+def _add_rows(
+    state: GraphState | None,
+    rows: Iterable[dict[str, Any]],
+    texts: dict[str, None] | None,
+    touched: set[GroupKey],
+    triples: set[Triple],
+) -> None:
+    """One pass over ``rows``: their mentions and facts into ``state``, the descriptions to
+    parse for keywords into ``texts``. A function, so that no row outlives the pass."""
+    for row in rows:
+        if texts is not None:
+            gather_texts(row, texts)
+        if state is not None:
+            state.add_row(row, touched, triples)
+
+
+def rows_of(rows: Iterable[dict[str, Any]], chunks: Collection[str]) -> Iterable[dict[str, Any]]:
+    """The rows of ``chunks``, in ``rows``' order, re-iterable."""
+    subset = getattr(rows, "rows_of", None)
+    if subset is not None:  # `ExtractionRows`: filtered in Arrow, decoded a slice at a time
+        return subset(chunks)
+    return [row for row in rows if row["chunk_id"] in chunks]
+
+
+class StaleGraphState(RuntimeError):
+    """The state does not describe the tables it was given: build from nothing instead."""
+
+
+def _affected(before: dict[GroupKey, str], after: Mapping[GroupKey, str], touched: set[GroupKey]) -> set[str]:
+    """Entities (ids before and after) whose rows may differ: those holding a changed group (a
+    group gone with its last chunk too), and those whose groups are not the ones they had (a
+    merge, a split, a new canonical name)."""
+    affected = {after[key] for key in touched if key in after} | {
+        before[key] for key in touched if key in before
+    }
+    for key, entity in after.items():
+        previous = before.get(key)
+        if previous != entity:
+            affected.add(entity)
+            if previous is not None:
+                affected.add(previous)
+    return affected
+
+
+def _without(table: pa.Table, schema: pa.Schema, ids: set[str], columns: Sequence[str]) -> pa.Table:
+    """``table``'s rows whose ``columns`` hold none of ``ids``."""
+    table = table.select(schema.names).cast(schema)
+    value_set = pa.array(sorted(ids), pa.string())
+    hit = None
+    for column in columns:
+        found = pc.is_in(table.column(column), value_set=value_set)
+        hit = found if hit is None else pc.or_(hit, found)
+    return table if hit is None else table.filter(pc.invert(hit))
+
+
+def _set_column(table: pa.Table, name: str, values: list[Any]) -> pa.Table:
+    """``table`` with ``name`` set to ``values``; rows whose value changed lose their
+    `indexed_at`, so they are stamped with this build's time."""
+    index = table.schema.get_field_index(name)
+    changed = pa.array(
+        [a != b for a, b in zip(table.column(name).to_pylist(), values, strict=True)], pa.bool_()
+    )
+    table = table.set_column(
+        index, table.schema.field(index), pa.array(values, table.schema.field(index).type)
+    )
+    stamp = table.schema.get_field_index(INDEXED_AT.name)
+    nothing = pa.nulls(table.num_rows, INDEXED_AT.type)
+    return table.set_column(stamp, INDEXED_AT, pc.if_else(changed, nothing, table.column(stamp)))
+
+
+def _kept_entities(entities: pa.Table, affected: set[str], degree: Counter[str]) -> pa.Table:
+    kept = _without(entities, ENTITIES_SCHEMA, affected, ("id",))
+    return _set_column(kept, "degree", [degree[i] for i in kept.column("id").to_pylist()])
+
+
+def _with_degrees(relationships: pa.Table, degree: Counter[str]) -> pa.Table:
+    ends = zip(
+        relationships.column("source_id").to_pylist(),
+        relationships.column("target_id").to_pylist(),
+        strict=True,
+    )
+    return _set_column(relationships, "combined_degree", [degree[s] + degree[t] for s, t in ends])
+
+
+def _kept_facts(facts: pa.Table, triples: set[Triple], by_name: dict[str, str]) -> pa.Table:
+    kept = _without(facts, FACTS_SCHEMA, {fact_id(t) for t in triples}, ("id",))
+    kept = _set_column(
+        kept, "subject_id", [by_name.get(s.lower()) for s in kept.column("subject").to_pylist()]
+    )
+    return _set_column(kept, "object_id", [by_name.get(o.lower()) for o in kept.column("object").to_pylist()])
+
+
+def _merged(
+    name: str, kept: pa.Table | None, made: Iterator[dict[str, Any]], rows: int | None = None
+) -> Iterator[pa.RecordBatch]:
+    """The made rows, as they are made (a build from nothing); or with the ``kept`` rows of the
+    last build, in the table's order (an update: few rows are made). ``rows``: how many the
+    table must have (a state that does not match its tables has fewer)."""
+    schema, order = _TABLES[name]
+    if kept is None:
+        yield from batches(made, schema)
+        return
+    table = pa.concat_tables([kept, pa.Table.from_pylist(list(made), schema=schema)])
+    if rows is not None and table.num_rows != rows:
+        raise StaleGraphState(
+            f"the last build's {name} and its state disagree ({table.num_rows} rows, not {rows})"
+        )
+    yield from table.take(order(table)).to_batches(TABLE_SLICE)
+
+
+def _entity_order(table: pa.Table) -> pa.Array:
+    # As resolution sorts its entities: Arrow has no casefold.
+    keys = list(
+        zip(
+            table.column("type").to_pylist(),
+            [title.casefold() for title in table.column("title").to_pylist()],
+            table.column("id").to_pylist(),
+            strict=True,
+        )
+    )
+    return pa.array(sorted(range(len(keys)), key=keys.__getitem__), pa.int64())
+
+
+def _sorted_by(*columns: str) -> Callable[[pa.Table], pa.Array]:
+    # Arrow compares strings as UTF-8 bytes: the order of their code points, as Python's sort.
+    return lambda table: pc.sort_indices(table, sort_keys=[(c, "ascending") for c in columns])
+
+
+_TABLES: dict[str, tuple[pa.Schema, Callable[[pa.Table], Any]]] = {
+    ENTITIES: (ENTITIES_SCHEMA, _entity_order),
+    RELATIONSHIPS: (RELATIONSHIPS_SCHEMA, _sorted_by("source_id", "target_id")),
+    FACTS: (FACTS_SCHEMA, _sorted_by("subject", "predicate", "object")),
+}
 
 
 def texts_to_embed(rows: Iterable[dict[str, Any]], *, sentences_too: bool) -> list[str]:
@@ -172,130 +367,3 @@ def _prefetched(embed: Embed, fragment_lists: Sequence[Sequence[str]]) -> Embed:
         return np.stack([vectors[t] for t in texts])
 
     return lookup
-
-
-def _mentions(
-    rows: Iterable[dict[str, Any]],
-    by_triple: dict[tuple[str, str, str], set[str]],
-    texts: dict[str, None] | None = None,
-) -> Iterator[EntityMention]:
-    """Every entity mention, read in the same pass that gathers each fact's chunks (and, given
-    ``texts``, the relationship descriptions `with_keywords` parses)."""
-    for row in rows:
-        if texts is not None:
-            gather_texts(row, texts)
-        for fact in row["facts"]:
-            by_triple[(fact["subject"], fact["predicate"], fact["object"])].add(row["chunk_id"])
-        for e in row["entities"]:
-            yield EntityMention(e["name"], e["type"], e["description"], row["chunk_id"])
-
-
-def _aggregate_edges(rows: Iterable[dict[str, Any]], resolution: Resolution) -> dict[tuple[str, str], _Edge]:
-    edges: dict[tuple[str, str], _Edge] = defaultdict(_Edge)
-    for row in rows:
-        # Relationships name their endpoints without types: the chunk's own entities supply them.
-        types = {e["name"].lower(): e["type"] for e in row["entities"]}
-        for rel in row["relationships"]:
-            source = _entity_id(resolution, rel["source"], types)
-            target = _entity_id(resolution, rel["target"], types)
-            if source is None or target is None or source == target:
-                continue
-            edge = edges[(min(source, target), max(source, target))]  # undirected, as in GraphRAG
-            edge.weight += rel["strength"]
-            edge.chunks.append(row["chunk_id"])
-            edge.types.append(rel["type"])
-            edge.keywords.extend(rel.get("keywords") or ())  # older extraction rows have none
-            if rel["description"] and rel["description"] not in edge.descriptions:
-                edge.descriptions.append(rel["description"])
-    return edges
-
-
-def _entity_id(resolution: Resolution, name: str, types: dict[str, str]) -> str | None:
-    type_ = types.get(name.lower())
-    return resolution.id_for(name, type_) if type_ else None
-
-
-@dataclass(frozen=True)
-class _Describer:
-    """Joins few fragments; summarizes many (with the LLM when given, else extractively)."""
-
-    summarize_above: int
-    embed: Embed | None
-    summarize: Summarize | None
-
-    def __call__(self, name: str, fragments: Sequence[str]) -> str:
-        if len(fragments) <= self.summarize_above:
-            return "\n".join(fragments)
-        if self.summarize is not None:
-            return self.summarize(name, list(fragments))
-        return summarize_descriptions(list(fragments), embed=self.embed)
-
-
-def _batches(records: Iterable[dict[str, Any]], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """Records as record batches of ``TABLE_SLICE`` rows: never every row as a dict at once."""
-    records = iter(records)
-    while chunk := list(islice(records, TABLE_SLICE)):
-        yield pa.RecordBatch.from_pylist(chunk, schema=schema)
-
-
-TABLE_SLICE = 16_384
-
-
-def _entity_rows(
-    resolution: Resolution, degree: Counter[str], describe: _Describer
-) -> Iterator[dict[str, Any]]:
-    for e in resolution.entities:
-        yield {
-            "id": e.id,
-            "human_readable_id": stable_int_id(e.id),
-            "title": e.title,
-            "type": e.type,
-            "description": describe(e.title, e.descriptions),
-            "text_unit_ids": list(e.text_unit_ids),
-            "frequency": e.frequency,
-            "degree": degree[e.id],
-            "merged_from": list(e.merged_from),
-        }
-
-
-def _relationship_rows(
-    edges: dict[tuple[str, str], _Edge], titles: dict[str, str], degree: Counter[str], describe: _Describer
-) -> Iterator[dict[str, Any]]:
-    for source, target in sorted(edges):
-        edge = edges.pop((source, target))  # freed once its row is made: edges and table never both whole
-        edge_id = hashlib.sha256(f"{source}|{target}".encode()).hexdigest()[:32]
-        yield {
-            "id": edge_id,
-            "human_readable_id": stable_int_id(edge_id),
-            "source": titles[source],
-            "target": titles[target],
-            "description": describe(f"{titles[source]} - {titles[target]}", edge.descriptions),
-            "weight": edge.weight,
-            "combined_degree": degree[source] + degree[target],
-            "text_unit_ids": sorted(set(edge.chunks)),
-            "source_id": source,
-            "target_id": target,
-            "type": Counter(edge.types).most_common(1)[0][0],
-            "keywords": ranked(Counter(edge.keywords)),
-        }
-
-
-def _fact_rows(
-    by_triple: dict[tuple[str, str, str], set[str]], resolution: Resolution
-) -> Iterator[dict[str, Any]]:
-    by_name = {e.title.lower(): e.id for e in resolution.entities}
-    for (name, _type), entity_id in resolution.entity_ids.items():
-        by_name.setdefault(name.lower(), entity_id)
-    for (subject, predicate, obj), chunks in sorted(by_triple.items()):
-        yield {
-            # The triple, not its text: ("Rudolph", "was", "elected King") and ("Rudolph",
-            # "was elected", "King") read alike and are two facts (the 12.6K corpus has such pairs).
-            "id": hashlib.sha256(f"{subject}\x1f{predicate}\x1f{obj}".encode()).hexdigest()[:32],
-            "text": f"{subject} {predicate} {obj}",
-            "subject": subject,
-            "predicate": predicate,
-            "object": obj,
-            "chunk_ids": sorted(chunks),
-            "subject_id": by_name.get(subject.lower()),
-            "object_id": by_name.get(obj.lower()),
-        }

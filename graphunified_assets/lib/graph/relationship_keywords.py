@@ -40,9 +40,9 @@ Phrases = Callable[[list[str]], list[list[str]]]  # descriptions -> their theme 
 
 class SpacyPhrases:
     """Theme phrases of texts with the shared spaCy pipeline (loaded once per process), cached by
-    content when a cache is given. `sweep` then drops every cached entry this instance was not
-    asked for: the graph stage asks for every live relationship's sentence, so a removed
-    document's sentences leave the cache with it (they used to stay for good)."""
+    content when a cache is given. The graph stage keeps in the cache only the `keys` of every
+    live relationship's sentence, so a removed document's sentences leave the cache with it
+    (they used to stay for good)."""
 
     def __init__(self, cache: LLMCache | None = None, processes: int = 1) -> None:
         from graphunified_assets.lib.extraction.extraction_cache import source_digest
@@ -51,7 +51,6 @@ class SpacyPhrases:
 
         self.cache = cache
         self.processes = processes  # spaCy worker processes (`extraction.parse_processes`)
-        self.asked: set[str] = set()
         self.parsed = 0  # texts not found in the cache, parsed by this instance
         # What decides a text's phrases: the theme rule and the model (not how they are parsed or merged).
         self._version = {
@@ -63,8 +62,7 @@ class SpacyPhrases:
         from graphunified_assets.lib.extraction.spacy_workers import read_docs
 
         cache = self.cache
-        keys = [request_key({**self._version, "text": text}) for text in texts]
-        self.asked.update(keys)
+        keys = self.keys(texts)
         cached = cache.get_many(keys) if cache is not None else {}
         found = {i: list(cached[key]["phrases"]) for i, key in enumerate(keys) if key in cached}
         missing = [i for i in range(len(texts)) if i not in found]
@@ -84,9 +82,9 @@ class SpacyPhrases:
             cache.put_many(parsed)
         return [found[i] for i in range(len(texts))]
 
-    def sweep(self) -> int:
-        """Drop the cached phrases of every text not asked for since this instance was made."""
-        return self.cache.keep_only(self.asked) if self.cache is not None else 0
+    def keys(self, texts: Iterable[str]) -> list[str]:
+        """The cache keys of ``texts``' phrases."""
+        return [request_key({**self._version, "text": text}) for text in texts]
 
 
 def with_keywords(

@@ -28,7 +28,17 @@ from graphunified_assets.lib.graph.name_matching import (
 )
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
 
-__all__ = ["EntityMention", "Resolution", "ResolvedEntity", "resolve_entities", "summarize_descriptions"]
+__all__ = [
+    "EntityMention",
+    "GroupKey",
+    "MentionGroup",
+    "Resolution",
+    "ResolvedEntity",
+    "group_key",
+    "mention_groups",
+    "resolve_entities",
+    "summarize_descriptions",
+]
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ class Resolution:
     entities: tuple[ResolvedEntity, ...]
     entity_ids: Mapping[tuple[str, str], str]  # (surface name, TYPE) → entity id
     merges: Mapping[str, int] = field(default_factory=dict)  # unions made by each rule
+    groups: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (normalized name, TYPE) → id
 
     def id_for(self, name: str, type_: str) -> str | None:
         """Entity id of a surface name, tolerant of case and punctuation differences."""
@@ -63,20 +74,50 @@ class Resolution:
 
     @cached_property
     def _by_norm(self) -> dict[tuple[str, str], str]:
-        return {(normalize_name(n), t): i for (n, t), i in self.entity_ids.items()}
+        # A name of punctuation alone normalizes to "": it would match whichever such name came last.
+        by_norm = {(normalize_name(n), t): i for (n, t), i in self.entity_ids.items()}
+        return {key: i for key, i in by_norm.items() if key[0]}
 
 
-@dataclass
-class _Group:
-    """All mentions sharing one normalized name and type."""
+GroupKey = tuple[str, str]  # (normalized name, TYPE)
 
-    surfaces: Counter[str] = field(default_factory=Counter)
-    chunks: set[str] = field(default_factory=set)
-    fragments: set[tuple[str, str]] = field(default_factory=set)  # (chunk id, description)
+
+@dataclass(slots=True)
+class MentionGroup:
+    """All mentions sharing one normalized name and type, held chunk by chunk so that a removed
+    chunk's mentions come out exactly (`GraphState` keeps them from one build to the next)."""
+
+    surfaces: Counter[str] = field(default_factory=Counter)  # surface name -> mentions
+    by_chunk: dict[str, list[str]] = field(default_factory=dict)  # chunk id -> its surface names
+    fragments: dict[str, set[str]] = field(default_factory=dict)  # chunk id -> its descriptions
+
+    def add(self, mention: EntityMention, surface: str) -> None:
+        self.surfaces[surface] += 1
+        self.by_chunk.setdefault(mention.chunk_id, []).append(surface)
+        if mention.description.strip():
+            self.fragments.setdefault(mention.chunk_id, set()).add(" ".join(mention.description.split()))
+
+    def remove_chunk(self, chunk_id: str) -> None:
+        for surface in self.by_chunk.pop(chunk_id, ()):
+            self.surfaces[surface] -= 1
+            if not self.surfaces[surface]:
+                del self.surfaces[surface]
+        self.fragments.pop(chunk_id, None)
+
+    @property
+    def chunks(self) -> set[str]:
+        return {chunk for chunk in self.by_chunk if chunk}
+
+
+def group_key(name: str, type_: str) -> tuple[GroupKey, str] | None:
+    """The group a mention joins and its surface name (whitespace collapsed); None for a blank name."""
+    surface = " ".join(name.split())
+    norm = normalize_name(surface) or surface.casefold()
+    return ((norm, type_.upper()), surface) if norm else None
 
 
 def resolve_entities(
-    mentions: Iterable[EntityMention],
+    mentions: Iterable[EntityMention] | Mapping[GroupKey, MentionGroup],
     *,
     embed: Embed | None = None,
     fuzzy_threshold: float = 92.0,
@@ -84,9 +125,11 @@ def resolve_entities(
     embed_neighbours: int = 5,
     memory: PairMemory | None = None,
 ) -> Resolution:
-    """``memory`` remembers the candidate pairs of earlier builds: only pairs involving new or
+    """Mentions, or mentions already grouped (an update's groups, `GraphState`), resolved.
+
+    ``memory`` remembers the candidate pairs of earlier builds: only pairs involving new or
     changed names are computed (`resolution_pairs`), with the same result as without it."""
-    groups = _group(mentions)
+    groups = mentions if isinstance(mentions, Mapping) else mention_groups(mentions)
     keys = sorted(groups)
     parent = list(range(len(keys)))
 
@@ -118,7 +161,7 @@ def resolve_entities(
         )
         merges["fuzzy"] += union((members[a], members[b]) for a, b in found)
         if embed is not None:
-            labels = [groups[keys[i]].surfaces.most_common(1)[0][0] for i in members]
+            labels = [_display_name(groups[keys[i]].surfaces) for i in members]
             found = (
                 memory.embedding_pairs(
                     type_, norms, labels, embed, threshold=embed_threshold, neighbours=embed_neighbours
@@ -144,22 +187,30 @@ def resolve_entities(
         clusters[find(i)].append(i)
     entities: list[ResolvedEntity] = []
     entity_ids: dict[tuple[str, str], str] = {}
+    group_ids: dict[GroupKey, str] = {}
     for members in clusters.values():
         entity = _entity([keys[i] for i in members], groups)
         entities.append(entity)
         for i in members:
+            group_ids[keys[i]] = entity.id
             for surface in groups[keys[i]].surfaces:
                 entity_ids[(surface, keys[i][1])] = entity.id
     entities.sort(key=lambda e: (e.type, e.title.casefold(), e.id))
-    return Resolution(entities=tuple(entities), entity_ids=entity_ids, merges=dict(merges))
+    return Resolution(tuple(entities), entity_ids, dict(merges), group_ids)
 
 
 TYPE_VOTE_SHARE = 0.6  # a single-word name joins its majority type when that type has this share
 
 
-def _type_vote_pairs(
-    keys: list[tuple[str, str]], groups: Mapping[tuple[str, str], _Group]
-) -> list[tuple[int, int]]:
+def mention_groups(mentions: Iterable[EntityMention]) -> dict[GroupKey, MentionGroup]:
+    groups: dict[GroupKey, MentionGroup] = defaultdict(MentionGroup)
+    for mention in mentions:
+        if found := group_key(mention.name, mention.type):
+            groups[found[0]].add(mention, found[1])
+    return groups
+
+
+def _type_vote_pairs(keys: list[GroupKey], groups: Mapping[GroupKey, MentionGroup]) -> list[tuple[int, int]]:
     by_name: dict[str, list[int]] = defaultdict(list)
     for i, (norm, _) in enumerate(keys):
         by_name[norm].append(i)
@@ -173,39 +224,29 @@ def _type_vote_pairs(
     return pairs
 
 
-def _group(mentions: Iterable[EntityMention]) -> dict[tuple[str, str], _Group]:
-    groups: dict[tuple[str, str], _Group] = defaultdict(_Group)
-    for mention in mentions:
-        name = " ".join(mention.name.split())
-        norm = normalize_name(name) or name.casefold()
-        if not norm:
-            continue
-        group = groups[(norm, mention.type.upper())]
-        group.surfaces[name] += 1
-        if mention.chunk_id:
-            group.chunks.add(mention.chunk_id)
-        if mention.description.strip():
-            group.fragments.add((mention.chunk_id, " ".join(mention.description.split())))
-    return groups
+def _display_name(surfaces: Counter[str]) -> str:
+    """Most used spelling; then capitalized, not shouting, least punctuation. Not the first seen
+    of equals (`most_common`): that made resolution depend on the order documents were read."""
+    return max(surfaces, key=lambda s: (surfaces[s], s[:1].isupper(), not s.isupper(), -len(s), s))
 
 
-def _entity(members: list[tuple[str, str]], groups: Mapping[tuple[str, str], _Group]) -> ResolvedEntity:
+def _entity(members: list[GroupKey], groups: Mapping[GroupKey, MentionGroup]) -> ResolvedEntity:
     # Canonical form: a multi-word full name if there is one, then the most mentioned, then longest.
-    def rank(key: tuple[str, str]) -> tuple[bool, int, int, str]:
+    def rank(key: GroupKey) -> tuple[bool, int, int, str]:
         return (" " in key[0], sum(groups[key].surfaces.values()), len(key[0]), key[0])
 
     canonical = max(members, key=rank)
     surfaces = groups[canonical].surfaces
-    # Most used spelling; then capitalized, not shouting, least punctuation.
-    title = max(surfaces, key=lambda s: (surfaces[s], s[:1].isupper(), not s.isupper(), -len(s), s))
+    title = _display_name(surfaces)
     type_ = canonical[1]
     chunks: set[str] = set()
     fragments: set[tuple[str, str]] = set()
     names: set[str] = set()
     for key in members:
-        chunks |= groups[key].chunks
-        fragments |= groups[key].fragments
-        names |= set(groups[key].surfaces)
+        group = groups[key]
+        chunks |= group.chunks
+        fragments.update((chunk, text) for chunk, texts in group.fragments.items() for text in texts)
+        names |= set(group.surfaces)
     descriptions = list(dict.fromkeys(text for _, text in sorted(fragments)))
     digest = hashlib.sha256(f"{type_}\x1f{canonical[0]}".encode()).hexdigest()[:16]
     return ResolvedEntity(
