@@ -81,8 +81,11 @@ def test_an_update_resolves_only_new_names_and_equals_a_full_resolution(tmp_path
     path = tmp_path / "pairs.json.gz"
     memory.save(path)
     memory = PairMemory.load(path, {"model": "minilm"})
+    embed.texts = 0
     updated = resolve_entities(a + b + c, embed=embed, memory=memory)
     _same(updated, full)
+    # The saved vectors of the names it had: only the two new names were embedded.
+    assert embed.texts == 2
     # Only the two new names were compared: one row of neighbours each, no old name re-compared
     # (a type with at most neighbours + 1 names is recomputed whole: its neighbour count changes).
     assert memory.work["embedding_rows"] == 2
@@ -105,6 +108,27 @@ def test_removing_a_document_drops_its_names_without_resolving_the_rest(tmp_path
     after = resolve_entities(a, embed=embed, memory=memory)
     _same(after, resolve_entities(a, embed=_Embed()))
     assert memory.work["fuzzy_comparisons"] == 0
+
+
+def test_saved_name_vectors_are_used_only_with_their_pairs(tmp_path: Path) -> None:
+    """A vectors file from another save (a crash between the two writes) or a torn one is not
+    read: the names are embedded again, and the result is a full resolution's."""
+    embed = _Embed()
+    a, b = _mentions("a", DOCUMENT_A), _mentions("b", DOCUMENT_B)
+    path = tmp_path / "pairs.json.gz"
+    memory = PairMemory(settings={"model": "minilm"})
+    resolve_entities(a, embed=embed, memory=memory)
+    memory.save(path)
+    vectors = tmp_path / "pairs.vectors.npz"
+    earlier = vectors.read_bytes()
+    memory.save(path)  # another save: its own token
+    for stale in (earlier, earlier[:100]):
+        vectors.write_bytes(stale)
+        loaded = PairMemory.load(path, {"model": "minilm"})
+        assert loaded.vectors == {}
+        embed.texts = 0
+        _same(resolve_entities(a + b, embed=embed, memory=loaded), resolve_entities(a + b, embed=_Embed()))
+        assert embed.texts > len(DOCUMENT_B)  # the old names' vectors came from the embedder again
 
 
 def test_a_memory_made_with_another_model_or_threshold_is_not_used(tmp_path: Path) -> None:

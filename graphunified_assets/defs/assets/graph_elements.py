@@ -1,7 +1,6 @@
 """`entities`, `relationships`, `facts`: corpus-wide tables after entity resolution."""
 
 import os
-from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -204,10 +203,13 @@ def _patch(
 
 def relationship_metadata(relationships: pa.Table, shown: int = 15) -> dict[str, dg.MetadataValue]:
     """Rows, how many carry high-level keywords, and the commonest keywords (LightRAG `global`);
-    ``relationships`` needs only its `keywords` column."""
-    keywords = relationships.column("keywords").to_pylist()
-    counts = Counter(k for row in keywords for k in row or ())
+    ``relationships`` needs only its `keywords` column. Counted in Arrow: 316K rows' lists as
+    Python took 1.2 s of every 12.6K update."""
+    keywords = relationships.column("keywords")
+    with_keywords = pc.sum(pc.greater(pc.fill_null(pc.list_value_length(keywords), 0), 0)).as_py() or 0
+    counts = pc.value_counts(pc.list_flatten(keywords)).to_pylist() if len(keywords) else []
+    top = sorted(((c["values"], c["counts"]) for c in counts), key=lambda kc: (-kc[1], kc[0]))[:shown]
     return {
-        **numeric({"rows": relationships.num_rows, "with_keywords": sum(1 for row in keywords if row)}),
-        "top_keywords": markdown_table(["keyword", "relationships"], counts.most_common(shown)),
+        **numeric({"rows": relationships.num_rows, "with_keywords": with_keywords}),
+        "top_keywords": markdown_table(["keyword", "relationships"], top),
     }

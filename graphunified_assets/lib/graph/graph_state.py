@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphunified_assets.lib.collector import collector_paused
 from graphunified_assets.lib.graph.resolution import EntityMention, GroupKey, MentionGroup, group_key
 
 Triple = tuple[str, str, str]  # (subject, predicate, object)
@@ -99,6 +100,22 @@ class GraphState:
     def fact_count(self) -> int:
         return len({triple for stated in self.triples.values() for triple in stated})
 
+    # Pickled as built-in containers: a dataclass and a Counter per group (78K at 12.6K passages)
+    # took 0.9 s to write and 0.8 s to read, 0.5 and 0.5 s this way.
+    def __getstate__(self) -> dict[str, Any]:
+        groups = {key: (group.by_chunk, group.fragments) for key, group in self.groups.items()}
+        return {**self.__dict__, "groups": groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        groups = {
+            key: MentionGroup(
+                Counter(s for surfaces in by_chunk.values() for s in surfaces), by_chunk, fragments
+            )
+            for key, (by_chunk, fragments) in state["groups"].items()
+        }
+        self.__dict__.update({**state, "groups": groups})
+
+    @collector_paused()  # a million small objects, none in a cycle
     def save(self, path: Path) -> None:
         """Written beside ``path`` and renamed over it: a crash leaves the previous state."""
         staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -110,6 +127,7 @@ class GraphState:
             staged.unlink(missing_ok=True)
 
 
+@collector_paused()
 def load_state(path: Path, settings: Mapping[str, Any], tables: Mapping[str, list[int]]) -> GraphState:
     """The state of the last build when it was made with ``settings`` and describes ``tables``
     (each table file's identity now); otherwise an empty state (the build starts from nothing)."""
