@@ -43,16 +43,20 @@ def _index(
     return resource
 
 
-def _entities(home: Path) -> list[dict[str, object]]:
-    entities = pq.read_table(HomeLayout.at(home).table_path("entities"))
-    return entities.drop_columns(["indexed_at"]).to_pylist()  # when each build wrote it, not what
+def _entities(home: Path, table: str = "entities") -> list[dict[str, object]]:
+    rows = pq.read_table(HomeLayout.at(home).table_path(table))
+    return rows.drop_columns(["indexed_at"]).to_pylist()  # when each build wrote it, not what
+
+
+def _metadata(asset: str) -> dict[str, object]:
+    event = dg.DagsterInstance.get().get_latest_materialization_event(dg.AssetKey(asset))
+    assert event is not None and event.asset_materialization is not None
+    return {key: value.value for key, value in event.asset_materialization.metadata.items()}
 
 
 def _resolution_work() -> dict[str, int]:
-    event = dg.DagsterInstance.get().get_latest_materialization_event(dg.AssetKey("entities"))
-    assert event is not None and event.asset_materialization is not None
-    metadata = event.asset_materialization.metadata
-    return {key: int(metadata[key].value) for key in ("fuzzy_comparisons", "embedding_rows")}  # type: ignore[arg-type]
+    metadata = _metadata("entities")
+    return {key: int(metadata[key]) for key in ("fuzzy_comparisons", "embedding_rows")}  # type: ignore[call-overload]
 
 
 def test_an_added_document_is_resolved_incrementally_with_a_full_builds_result(
@@ -70,6 +74,11 @@ def test_an_added_document_is_resolved_incrementally_with_a_full_builds_result(
     assert (HomeLayout.at(updated).cache / "resolution_pairs.json.gz").exists()
     _index(updated, tmp_path / "some", ADDED, voyage)
     assert _entities(updated) == expected
+    assert _metadata("entities")["build"] == "patched"  # the last build's tables, patched
+    for table in ("relationships", "facts"):
+        assert _entities(updated, table) == _entities(full, table), table
+    # The synonym step looked up only names the last run had not seen.
+    assert 0 < int(_metadata("graph")["names_looked_up"]) < len(before)  # type: ignore[call-overload]
     added = _resolution_work()
     assert added["embedding_rows"] < first_build["embedding_rows"]
     assert added["fuzzy_comparisons"] < first_build["fuzzy_comparisons"]

@@ -11,11 +11,15 @@ from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.graph import edges, synonyms
 from graphunified_assets.lib.graph.edges import graph_edges
 from graphunified_assets.lib.graph.synonyms import synonym_edges
+from graphunified_assets.lib.vectors.text_vectors import TextVectors, load_vectors, save_vectors
 from graphunified_query.core.artifacts import ENTITIES, GRAPH_EDGES, RELATIONSHIPS, SYNONYMS
 from graphunified_query.core.providers.fused_embedder import primary_embedder
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
 
 UNNAMED_TYPES = ("DATE",)
+SYNONYM_VECTORS = (
+    "synonym_vectors.npz"  # in the home's cache folder: deleting it costs one read of every name
+)
 
 
 @dg.asset(
@@ -52,11 +56,14 @@ def graph(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource)
     previous_ids = set(covered.column("id").to_pylist()) if same and covered is not None else None
     # Dates and numbers embed close to their neighbours ("1894" ~ "1895") without being synonyms.
     named = entities.filter(pc.invert(pc.is_in(entities.column("type"), pa.array(list(UNNAMED_TYPES)))))
-    ids = named.column("id").to_pylist()
+    ids, titles = named.column("id").to_pylist(), named.column("title").to_pylist()
+    # The names' vectors of the last run: only new names are embedded (or read from the cache).
+    vectors_path = layout.cache / SYNONYM_VECTORS
+    vectors = load_vectors(vectors_path, names_embedder.model_name).get(SYNONYMS, TextVectors())
     synonyms = synonym_edges(
         ids,
-        named.column("title").to_pylist(),
-        embed=names_embedder.embed,
+        titles,
+        embed=lambda texts: vectors.lookup(texts, names_embedder.embed),
         threshold=settings.synonym_threshold,
         neighbours=settings.synonym_neighbours,
         previous=previous,
@@ -66,6 +73,8 @@ def graph(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource)
     write_table_atomic(synonyms_path, synonyms)
     write_table_atomic(covered_path, named.select(["id"]).replace_schema_metadata(key))
     write_table_atomic(layout.table_path(GRAPH_EDGES), edges)
+    vectors.keep(titles)
+    save_vectors(vectors_path, names_embedder.model_name, {SYNONYMS: vectors})
     kinds = edges.group_by("kind").aggregate([("kind", "count")]).to_pylist()
     new_names = len(ids) - len((previous_ids or set()) & set(ids))
     context.log.info(f"graph: {edges.num_rows} edges, {new_names} new entity names compared")
@@ -78,6 +87,9 @@ def graph(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource)
                     **{f"edges_{k['kind']}": k["kind_count"] for k in kinds},
                     "new_entity_names": new_names,
                     "names_embedded": embedder.texts_embedded,
+                    # Names whose vectors the last run did not keep (new ones): read from the
+                    # embedding cache, or embedded.
+                    "names_looked_up": vectors.asked,
                 }
             ),
             "edge_kinds": markdown_table(["kind", "edges"], [(k["kind"], k["kind_count"]) for k in kinds]),

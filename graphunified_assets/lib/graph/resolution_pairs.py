@@ -19,7 +19,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import secrets
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from graphunified_assets.lib.graph.name_matching import fuzzy_blocks, markers
+from graphunified_assets.lib.vectors.text_vectors import TextVectors, load_vectors, save_vectors
 
 Embed = Callable[[list[str]], np.ndarray]
 _ROWS = 1024  # similarity rows per matrix product: bounds memory at 1024 x names floats
@@ -54,9 +54,8 @@ class PairMemory:
     types: dict[str, _TypeMemory] = field(default_factory=lambda: defaultdict(_TypeMemory))
     work: dict[str, int] = field(default_factory=lambda: {"fuzzy_comparisons": 0, "embedding_rows": 0})
     # Per type, the labels the last build embedded and their vectors: a new name's neighbours are
-    # searched among every label, and reading all 78K from the embedding cache took 5 s of each
-    # 12.6K update. Kept in a file beside the pairs.
-    vectors: dict[str, tuple[list[str], np.ndarray]] = field(default_factory=dict)
+    # searched among every label (`TextVectors`; a file beside the pairs).
+    vectors: dict[str, TextVectors] = field(default_factory=lambda: defaultdict(TextVectors))
 
     # -- fuzzy -------------------------------------------------------------------------------
     def fuzzy_pairs(self, type_: str, names: Sequence[str], *, threshold: float) -> list[tuple[int, int]]:
@@ -117,7 +116,7 @@ class PairMemory:
                     close[name] = [(j, s) for j, s in row if j not in gone]
             fresh = sorted(redo)
             # Only recomputed rows need vectors (from the embedding cache): a removal often needs none.
-            vectors = self._vectors(type_, labels, embed) if fresh else np.empty((0, 0), np.float32)
+            vectors = self.vectors[type_].lookup(labels, embed) if fresh else np.empty((0, 0), np.float32)
             for start in range(0, len(fresh), _ROWS):
                 rows = fresh[start : start + _ROWS]
                 sims = vectors[rows] @ vectors.T
@@ -131,7 +130,7 @@ class PairMemory:
                             close[names[j]] = _merged(close.get(names[j], []), names[i], float(sims[r, j]), k)
             memory.close = close
         memory.labels, memory.k = dict(zip(names, labels, strict=True)), k
-        self._keep_vectors(type_, labels)
+        self.vectors[type_].keep(labels)
         pairs: set[tuple[int, int]] = set()
         for name, row in memory.close.items():
             i = index[name]
@@ -140,29 +139,6 @@ class PairMemory:
                 if j != i:
                     pairs.add((min(i, j), max(i, j)))
         return sorted(pairs)
-
-    def _vectors(self, type_: str, labels: Sequence[str], embed: Embed) -> np.ndarray:
-        """``labels``' vectors: the last build's for the labels it had, ``embed``'s for the rest."""
-        known_labels, known = self.vectors.get(type_, ([], np.empty((0, 0), np.float32)))
-        row_of = {label: i for i, label in enumerate(known_labels)}
-        missing = list(dict.fromkeys(label for label in labels if label not in row_of))
-        fresh = np.asarray(embed(missing), dtype=np.float32) if missing else known[:0]
-        if len(known_labels) and len(missing) and fresh.shape[1] != known.shape[1]:  # another model's
-            del self.vectors[type_]
-            return self._vectors(type_, labels, embed)
-        fresh_row = {label: len(known_labels) + i for i, label in enumerate(missing)}
-        rows = [row_of[label] if label in row_of else fresh_row[label] for label in labels]
-        vectors = np.concatenate([known, fresh]) if len(known_labels) else fresh
-        self.vectors[type_] = (list(labels), vectors[rows])
-        return self.vectors[type_][1]
-
-    def _keep_vectors(self, type_: str, labels: Sequence[str]) -> None:
-        """Only the vectors of current labels stay: a removed name's label leaves the file."""
-        known_labels, known = self.vectors.get(type_, ([], np.empty((0, 0), np.float32)))
-        current = set(labels)
-        kept = [i for i, label in enumerate(known_labels) if label in current]
-        if len(kept) < len(known_labels):
-            self.vectors[type_] = ([known_labels[i] for i in kept], known[kept])
 
     def _typed(
         self, type_: str, *, fuzzy: float | None = None, embedding: float | None = None
@@ -190,7 +166,7 @@ class PairMemory:
             return memory
         if saved.get("version") != VERSION or saved.get("settings") != settings:
             return memory
-        memory.vectors = _load_vectors(_vectors_path(path), saved.get("vectors", {}))
+        memory.vectors.update(load_vectors(_vectors_path(path), json.dumps(settings, sort_keys=True)))
         for type_, data in saved["types"].items():
             memory.types[type_] = _TypeMemory(
                 fuzzy_names=set(data["fuzzy_names"]),
@@ -203,7 +179,6 @@ class PairMemory:
         return memory
 
     def save(self, path: Path) -> None:
-        token = secrets.token_hex(8)
         data = {
             "version": VERSION,
             "settings": self.settings,
@@ -218,12 +193,6 @@ class PairMemory:
                 }
                 for type_, m in self.types.items()
             },
-            # Which file of vectors goes with these pairs (a crash between the two writes leaves
-            # another), and each type's labels, in the order of its rows.
-            "vectors": {
-                "token": token,
-                "labels": {t: ls for t, (ls, _) in self.vectors.items()},
-            },
         }
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")
@@ -233,29 +202,12 @@ class PairMemory:
         text = json.dumps(data)
         with gzip.open(partial, "wt", encoding="utf-8", compresslevel=SAVE_LEVEL) as handle:
             handle.write(text)
-        vectors = _vectors_path(path)
-        staged = vectors.with_name(vectors.name + ".partial")
-        with staged.open("wb") as handle:
-            np.savez(handle, np.array(token), *(v for _, v in self.vectors.values()))
-        os.replace(staged, vectors)
+        save_vectors(_vectors_path(path), json.dumps(self.settings, sort_keys=True), self.vectors)
         os.replace(partial, path)  # atomic: a crash leaves the previous memory, still valid
 
 
 def _vectors_path(path: Path) -> Path:
     return path.with_name(path.name.split(".")[0] + ".vectors.npz")
-
-
-def _load_vectors(path: Path, saved: dict[str, object]) -> dict[str, tuple[list[str], np.ndarray]]:
-    """The vectors saved with the pairs, or none (missing, torn, or another save's file)."""
-    labels = saved.get("labels", {})
-    try:
-        with np.load(path) as arrays:
-            if str(arrays["arr_0"]) != saved.get("token") or not isinstance(labels, dict):
-                return {}
-            vectors = {t: (list(ls), arrays[f"arr_{i + 1}"]) for i, (t, ls) in enumerate(labels.items())}
-    except Exception:  # missing, torn, not a zip: a cache, embedded again
-        return {}
-    return vectors if all(len(ls) == len(v) for ls, v in vectors.values()) else {}
 
 
 def _top(sims: np.ndarray, names: Sequence[str], k: int, threshold: float) -> list[tuple[str, float]]:
