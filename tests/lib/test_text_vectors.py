@@ -28,7 +28,8 @@ def test_known_texts_come_from_the_last_run_and_only_new_ones_are_embedded(tmp_p
     assert embed.asked == ["Hale", "Leeds"] and first.shape == (3, 4)
     np.testing.assert_array_equal(first[0], first[2])
     path = tmp_path / "vectors.npz"
-    save_vectors(path, "model-a", {"names": vectors})
+    save_vectors(path, "model-a", {"none": TextVectors(), "names": vectors})  # a set may be empty
+    assert load_vectors(path, "model-a")["none"].texts == []
     loaded = load_vectors(path, "model-a")["names"]
     embed.asked = []
     second = loaded.lookup(["Leeds", "Millbrook", "Hale"], embed)

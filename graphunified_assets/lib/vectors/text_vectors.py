@@ -81,7 +81,8 @@ def load_vectors(path: Path, key: str) -> dict[str, TextVectors]:
             for i in range(sum(1 for name in arrays.files if name.startswith("name_"))):
                 data = arrays[f"texts_{i}"].tobytes()
                 ends = np.cumsum(arrays[f"lengths_{i}"]).tolist()
-                texts = [data[a:b].decode() for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+                starts = [0, *ends][: len(ends)]
+                texts = [data[a:b].decode() for a, b in zip(starts, ends, strict=True)]
                 matrix = arrays[f"matrix_{i}"]
                 if len(texts) != len(matrix):
                     return {}
