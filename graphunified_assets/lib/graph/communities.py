@@ -21,10 +21,12 @@ from itertools import count
 
 import pyarrow as pa
 
+from graphunified_assets.lib.collector import collector_paused
 from graphunified_assets.lib.graph.leiden import Community
 from graphunified_query.core.tables import COMMUNITIES_SCHEMA
 
 
+@collector_paused()  # a dict per relationship and per community row, no cycles
 def communities_table(
     communities: Sequence[Community],
     *,

@@ -162,10 +162,12 @@ def write_graph_elements(
     for source, target in edges:
         degree[source] += 1
         degree[target] += 1
+    kept_relationships = None  # the last build's relationships without an affected endpoint
     if patch is not None and affected is not None:
-        kept = _without(patch.relationships, RELATIONSHIPS_SCHEMA, affected, ("source_id", "target_id"))
-        degree.update(kept.column("source_id").to_pylist())
-        degree.update(kept.column("target_id").to_pylist())
+        ends = ("source_id", "target_id")
+        kept_relationships = _without(patch.relationships, RELATIONSHIPS_SCHEMA, affected, ends)
+        for end in ends:
+            degree.update(kept_relationships.column(end).to_pylist())
     if embed is not None and summarize is None:
         fragment_lists: list[Sequence[str]] = [e.descriptions for e in entities]
         fragment_lists += [edge.descriptions for edge in edges.values()]
@@ -182,9 +184,8 @@ def write_graph_elements(
     sink(ENTITIES, ENTITIES_SCHEMA, _merged(ENTITIES, kept_rows, made, len(resolution.entities)))
     titles = {e.id: e.title for e in resolution.entities}
     made = relationship_rows(edges, titles, degree, describe)
-    if patch is not None:
-        kept_rows = _with_degrees(kept, degree)
-        del kept
+    kept_rows = None if kept_relationships is None else _with_degrees(kept_relationships, degree)
+    del kept_relationships
     sink(RELATIONSHIPS, RELATIONSHIPS_SCHEMA, _merged(RELATIONSHIPS, kept_rows, made))
     by_name = names_to_ids(resolution)
     by_triple = state.chunks_of(None if patch is None else triples)

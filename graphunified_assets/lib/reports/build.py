@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphunified_assets.lib.collector import collector_paused
 from graphunified_assets.lib.reports.context import CommunityContext, community_context
 from graphunified_assets.lib.reports.model import Report
 from graphunified_query.core.providers import count_tokens
@@ -44,6 +45,7 @@ class ReportBuild:
     failures: list[str] = field(default_factory=list)  # "Community N: reason"
 
 
+@collector_paused()  # every community's context as small objects, no cycles (0.8 s of collections at 12.6K)
 def build_reports(
     communities: pa.Table,
     *,
