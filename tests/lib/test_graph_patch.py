@@ -248,6 +248,8 @@ def test_a_saved_state_loads_only_for_its_settings_and_tables(tmp_path: Path) ->
     path = tmp_path / "graph_state.pickle"
     state.save(path)
     same = load_state(path, {"summarize_above": 2}, {"entities": file_identity(table)})
+    assert state.packed is not None and not state.groups  # packed by the build, until saved
+    state.unpack()
     assert same.groups == state.groups and same.triples == state.triples and not same.is_empty
     assert load_state(path, {"summarize_above": 3}, {"entities": file_identity(table)}).is_empty
     table.write_bytes(b"xy")  # the table was rewritten by something else

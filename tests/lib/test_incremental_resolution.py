@@ -182,3 +182,21 @@ def test_the_memory_is_written_in_one_piece_at_the_default_level(
         ),
         resolve_entities(_mentions("a", DOCUMENT_A), embed=_Embed()),
     )
+
+
+def test_spilled_vectors_are_written_let_go_and_read_back(tmp_path: Path) -> None:
+    """The graph stage lets the name vectors go once resolution is done (`spill`); the file keeps
+    them for the next update, and saving the pairs afterwards leaves it as it is."""
+    embed = _Embed()
+    a, b = _mentions("a", DOCUMENT_A), _mentions("b", DOCUMENT_B)
+    path = tmp_path / "pairs.json.gz"
+    memory = PairMemory.load(path, {"model": "minilm"})  # none yet: where it will be saved
+    resolve_entities(a, embed=embed, memory=memory)
+    memory.spill()
+    assert not memory.vectors and (tmp_path / "pairs.vectors.npz").exists()
+    memory.save(path)
+    loaded = PairMemory.load(path, {"model": "minilm"})
+    assert sum(len(v.texts) for v in loaded.vectors.values()) > 10
+    embed.texts = 0
+    _same(resolve_entities(a + b, embed=embed, memory=loaded), resolve_entities(a + b, embed=_Embed()))
+    assert embed.texts == len(DOCUMENT_B)  # only the new names

@@ -127,6 +127,7 @@ def write_graph_elements(
     phrases. ``state`` (empty, or the last build's with its tables as ``patch``) is brought up to
     date for the next update."""
     state = state if state is not None else GraphState()
+    state.unpack()
     touched: set[GroupKey] = set()
     triples: set[Triple] = set()
     if patch is None:
@@ -151,6 +152,11 @@ def write_graph_elements(
             c for key, i in resolution.groups.items() if i in affected for c in state.groups[key].chunks
         }
         edge_rows = rows_of(rows, chunks)
+    by_triple = state.chunks_of(None if patch is None else triples)
+    facts = state.fact_count()
+    state.pack()  # not read again: the step's peak is ahead
+    if memory is not None:
+        memory.spill()  # its name vectors, likewise
     if phrases is not None:
         if texts is None:
             texts = {}
@@ -188,10 +194,9 @@ def write_graph_elements(
     del kept_relationships
     sink(RELATIONSHIPS, RELATIONSHIPS_SCHEMA, _merged(RELATIONSHIPS, kept_rows, made))
     by_name = names_to_ids(resolution)
-    by_triple = state.chunks_of(None if patch is None else triples)
     kept_rows = None if patch is None else _kept_facts(patch.facts, triples, by_name)
     made = fact_rows(by_triple, by_name)
-    sink(FACTS, FACTS_SCHEMA, _merged(FACTS, kept_rows, made, state.fact_count() if patch else None))
+    sink(FACTS, FACTS_SCHEMA, _merged(FACTS, kept_rows, made, facts if patch else None))
     return dict(resolution.merges)
 
 

@@ -56,6 +56,8 @@ class PairMemory:
     # Per type, the labels the last build embedded and their vectors: a new name's neighbours are
     # searched among every label (`TextVectors`; a file beside the pairs).
     vectors: dict[str, TextVectors] = field(default_factory=lambda: defaultdict(TextVectors))
+    path: Path | None = None  # where it was loaded from (and is saved to)
+    spilled: bool = False  # its vectors written and let go (`spill`)
 
     # -- fuzzy -------------------------------------------------------------------------------
     def fuzzy_pairs(self, type_: str, names: Sequence[str], *, threshold: float) -> list[tuple[int, int]]:
@@ -158,7 +160,7 @@ class PairMemory:
     def load(cls, path: Path, settings: dict[str, object]) -> PairMemory:
         """The remembered pairs, or an empty memory when the file is missing, damaged or was made
         with other thresholds or another embedding model (a full resolution then rebuilds it)."""
-        memory = cls(settings=settings)
+        memory = cls(settings=settings, path=path)
         try:
             with gzip.open(path, "rt", encoding="utf-8") as handle:
                 saved = json.load(handle)
@@ -177,6 +179,13 @@ class PairMemory:
                 thresholds=tuple(data["thresholds"]),
             )
         return memory
+
+    def spill(self) -> None:
+        """Writes the name vectors to their file and lets them go (0.1 GB at 12.6K passages, no
+        longer read once resolution is done); `save` then leaves that file as it is."""
+        if self.path is not None and self.vectors:
+            save_vectors(_vectors_path(self.path), json.dumps(self.settings, sort_keys=True), self.vectors)
+            self.vectors, self.spilled = defaultdict(TextVectors), True
 
     def save(self, path: Path) -> None:
         data = {
@@ -202,7 +211,8 @@ class PairMemory:
         text = json.dumps(data)
         with gzip.open(partial, "wt", encoding="utf-8", compresslevel=SAVE_LEVEL) as handle:
             handle.write(text)
-        save_vectors(_vectors_path(path), json.dumps(self.settings, sort_keys=True), self.vectors)
+        if not (self.spilled and path == self.path):
+            save_vectors(_vectors_path(path), json.dumps(self.settings, sort_keys=True), self.vectors)
         os.replace(partial, path)  # atomic: a crash leaves the previous memory, still valid
 
 
