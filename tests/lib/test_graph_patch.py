@@ -25,7 +25,7 @@ from graphunified_assets.lib.graph.graph_elements import (
     StaleGraphState,
     build_graph_elements,
 )
-from graphunified_assets.lib.graph.graph_state import GraphState, file_identity, load_state
+from graphunified_assets.lib.graph.graph_state import STATE_VERSION, GraphState, file_identity, load_state
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
 from graphunified_query.core.tables import EXTRACTIONS_SCHEMA
 
@@ -196,13 +196,13 @@ def test_an_update_remakes_only_the_rows_it_affects() -> None:
     source = ExtractionRows(pa.Table.from_pylist(rows, EXTRACTIONS_SCHEMA))
     state.record_documents({f"doc-{d:02d}": [1, 0] for d in range(30)}, source.chunks_by_document())
     written = pa.scalar(1, pa.timestamp("us", "UTC"))
-    last = [
+    entities, relationships, facts = (
         t.set_column(t.schema.get_field_index("indexed_at"), "indexed_at", pa.array([written] * t.num_rows))
         for t in (first.entities, first.relationships, first.facts)
-    ]
+    )
     rows.append(_pair("doc-99", "Person3", "Harbour", "visited"))
     table = pa.Table.from_pylist(rows, EXTRACTIONS_SCHEMA)
-    patch = GraphPatch(*last, gone=(), added={"doc-99-c0"})
+    patch = GraphPatch(entities, relationships, facts, added={"doc-99-c0"})
     patched = build_graph_elements(ExtractionRows(table), summarize_above=2, state=state, patch=patch)
     fresh = build_graph_elements(ExtractionRows(table), summarize_above=2)
 
@@ -279,3 +279,17 @@ def test_an_update_of_a_graph_without_entities_gives_empty_tables() -> None:
     patched = build_graph_elements(ExtractionRows(table), summarize_above=2, state=state, patch=patch)
     assert patched.entities.num_rows == patched.relationships.num_rows == 0
     assert patched.facts.column("chunk_ids").to_pylist() == [["doc-0-c0", "doc-1-c0", "doc-2-c0", "doc-9-c0"]]
+
+
+def test_a_state_saved_by_other_code_is_ignored(tmp_path: Path) -> None:
+    """A state file of another version (its layout differs) is read as no state at all."""
+    state = GraphState()
+    _build(
+        ExtractionRows(pa.Table.from_pylist([_pair("d", "A B", "C", "met")], EXTRACTIONS_SCHEMA)), state=state
+    )
+    path = tmp_path / "graph_state.pickle"
+    state.save(path)
+    assert not load_state(path, {}, {}).is_empty
+    with path.open("wb") as handle:
+        pickle.dump((STATE_VERSION - 1, state), handle)
+    assert load_state(path, {}, {}).is_empty

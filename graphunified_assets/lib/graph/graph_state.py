@@ -30,7 +30,7 @@ Triple = tuple[str, str, str]  # (subject, predicate, object)
 Stamp = list[int]  # a file's [size, mtime_ns]: a rewritten file has another
 
 # Bumped whenever the state's layout or what the tables are made of changes.
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: groups and triples pickled as one packed blob
 
 
 @dataclass
