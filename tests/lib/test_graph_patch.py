@@ -19,13 +19,9 @@ import pyarrow as pa
 import pytest
 
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
-from graphunified_assets.lib.graph.graph_elements import (
-    GraphElements,
-    GraphPatch,
-    StaleGraphState,
-    build_graph_elements,
-)
+from graphunified_assets.lib.graph.graph_elements import GraphElements, GraphPatch, build_graph_elements
 from graphunified_assets.lib.graph.graph_state import STATE_VERSION, GraphState, file_identity, load_state
+from graphunified_assets.lib.graph.kept_rows import StaleGraphState
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
 from graphunified_query.core.tables import EXTRACTIONS_SCHEMA
 

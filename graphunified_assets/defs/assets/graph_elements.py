@@ -15,8 +15,9 @@ from graphunified_assets.defs.observability import llm_usage, markdown_table, nu
 from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
-from graphunified_assets.lib.graph.graph_elements import GraphPatch, StaleGraphState, write_graph_elements
+from graphunified_assets.lib.graph.graph_elements import GraphPatch, write_graph_elements
 from graphunified_assets.lib.graph.graph_state import GraphState, file_identity, load_state
+from graphunified_assets.lib.graph.kept_rows import StaleGraphState
 from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
 from graphunified_assets.ops.partition_reads import file_stamp, live_rows

@@ -23,29 +23,32 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphunified_assets.lib.collector import collector_paused
 from graphunified_assets.lib.graph.description_summary import sentences
 from graphunified_assets.lib.graph.graph_rows import (
-    TABLE_SLICE,
     Describer,
     Embed,
     Summarize,
     aggregate_edges,
-    batches,
     entity_rows,
-    fact_id,
     fact_rows,
     names_to_ids,
     relationship_rows,
 )
 from graphunified_assets.lib.graph.graph_state import GraphState, Triple
+from graphunified_assets.lib.graph.kept_rows import (
+    kept_entities,
+    kept_facts,
+    merged,
+    with_degrees,
+    without,
+)
 from graphunified_assets.lib.graph.relationship_keywords import Phrases, gather_texts, with_keywords
 from graphunified_assets.lib.graph.resolution import GroupKey, resolve_entities
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
 from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIPS
-from graphunified_query.core.tables import ENTITIES_SCHEMA, FACTS_SCHEMA, INDEXED_AT, RELATIONSHIPS_SCHEMA
+from graphunified_query.core.tables import ENTITIES_SCHEMA, FACTS_SCHEMA, RELATIONSHIPS_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,7 @@ def write_graph_elements(
     kept_relationships = None  # the last build's relationships without an affected endpoint
     if patch is not None and affected is not None:
         ends = ("source_id", "target_id")
-        kept_relationships = _without(patch.relationships, RELATIONSHIPS_SCHEMA, affected, ends)
+        kept_relationships = without(patch.relationships, RELATIONSHIPS_SCHEMA, affected, ends)
         for end in ends:
             degree.update(kept_relationships.column(end).to_pylist())
     if embed is not None and summarize is None:
@@ -184,19 +187,17 @@ def write_graph_elements(
     # was ~0.3 GB of the graph stage's peak.
     made = entity_rows(entities, degree, describe)
     del entities
-    kept_rows = (
-        None if patch is None or affected is None else _kept_entities(patch.entities, affected, degree)
-    )
-    sink(ENTITIES, ENTITIES_SCHEMA, _merged(ENTITIES, kept_rows, made, len(resolution.entities)))
+    kept_rows = None if patch is None or affected is None else kept_entities(patch.entities, affected, degree)
+    sink(ENTITIES, ENTITIES_SCHEMA, merged(ENTITIES, kept_rows, made, len(resolution.entities)))
     titles = {e.id: e.title for e in resolution.entities}
     made = relationship_rows(edges, titles, degree, describe)
-    kept_rows = None if kept_relationships is None else _with_degrees(kept_relationships, degree)
+    kept_rows = None if kept_relationships is None else with_degrees(kept_relationships, degree)
     del kept_relationships
-    sink(RELATIONSHIPS, RELATIONSHIPS_SCHEMA, _merged(RELATIONSHIPS, kept_rows, made))
+    sink(RELATIONSHIPS, RELATIONSHIPS_SCHEMA, merged(RELATIONSHIPS, kept_rows, made))
     by_name = names_to_ids(resolution)
-    kept_rows = None if patch is None else _kept_facts(patch.facts, triples, by_name)
+    kept_rows = None if patch is None else kept_facts(patch.facts, triples, by_name)
     made = fact_rows(by_triple, by_name)
-    sink(FACTS, FACTS_SCHEMA, _merged(FACTS, kept_rows, made, facts if patch else None))
+    sink(FACTS, FACTS_SCHEMA, merged(FACTS, kept_rows, made, facts if patch else None))
     return dict(resolution.merges)
 
 
@@ -224,10 +225,6 @@ def rows_of(rows: Iterable[dict[str, Any]], chunks: Collection[str]) -> Iterable
     return [row for row in rows if row["chunk_id"] in chunks]
 
 
-class StaleGraphState(RuntimeError):
-    """The state does not describe the tables it was given: build from nothing instead."""
-
-
 def _affected(before: dict[GroupKey, str], after: Mapping[GroupKey, str], touched: set[GroupKey]) -> set[str]:
     """Entities (ids before and after) whose rows may differ: those holding a changed group (a
     group gone with its last chunk too), and those whose groups are not the ones they had (a
@@ -242,97 +239,6 @@ def _affected(before: dict[GroupKey, str], after: Mapping[GroupKey, str], touche
             if previous is not None:
                 affected.add(previous)
     return affected
-
-
-def _without(table: pa.Table, schema: pa.Schema, ids: set[str], columns: Sequence[str]) -> pa.Table:
-    """``table``'s rows whose ``columns`` hold none of ``ids``."""
-    table = table.select(schema.names).cast(schema)
-    value_set = pa.array(sorted(ids), pa.string())
-    hit = None
-    for column in columns:
-        found = pc.is_in(table.column(column), value_set=value_set)
-        hit = found if hit is None else pc.or_(hit, found)
-    return table if hit is None else table.filter(pc.invert(hit))
-
-
-def _set_column(table: pa.Table, name: str, values: list[Any]) -> pa.Table:
-    """``table`` with ``name`` set to ``values``; rows whose value changed lose their
-    `indexed_at`, so they are stamped with this build's time."""
-    index = table.schema.get_field_index(name)
-    changed = pa.array(
-        [a != b for a, b in zip(table.column(name).to_pylist(), values, strict=True)], pa.bool_()
-    )
-    table = table.set_column(
-        index, table.schema.field(index), pa.array(values, table.schema.field(index).type)
-    )
-    stamp = table.schema.get_field_index(INDEXED_AT.name)
-    nothing = pa.nulls(table.num_rows, INDEXED_AT.type)
-    return table.set_column(stamp, INDEXED_AT, pc.if_else(changed, nothing, table.column(stamp)))
-
-
-def _kept_entities(entities: pa.Table, affected: set[str], degree: Counter[str]) -> pa.Table:
-    kept = _without(entities, ENTITIES_SCHEMA, affected, ("id",))
-    return _set_column(kept, "degree", [degree[i] for i in kept.column("id").to_pylist()])
-
-
-def _with_degrees(relationships: pa.Table, degree: Counter[str]) -> pa.Table:
-    ends = zip(
-        relationships.column("source_id").to_pylist(),
-        relationships.column("target_id").to_pylist(),
-        strict=True,
-    )
-    return _set_column(relationships, "combined_degree", [degree[s] + degree[t] for s, t in ends])
-
-
-def _kept_facts(facts: pa.Table, triples: set[Triple], by_name: dict[str, str]) -> pa.Table:
-    kept = _without(facts, FACTS_SCHEMA, {fact_id(t) for t in triples}, ("id",))
-    kept = _set_column(
-        kept, "subject_id", [by_name.get(s.lower()) for s in kept.column("subject").to_pylist()]
-    )
-    return _set_column(kept, "object_id", [by_name.get(o.lower()) for o in kept.column("object").to_pylist()])
-
-
-def _merged(
-    name: str, kept: pa.Table | None, made: Iterator[dict[str, Any]], rows: int | None = None
-) -> Iterator[pa.RecordBatch]:
-    """The made rows, as they are made (a build from nothing); or with the ``kept`` rows of the
-    last build, in the table's order (an update: few rows are made). ``rows``: how many the
-    table must have (a state that does not match its tables has fewer)."""
-    schema, order = _TABLES[name]
-    if kept is None:
-        yield from batches(made, schema)
-        return
-    table = pa.concat_tables([kept, pa.Table.from_pylist(list(made), schema=schema)])
-    if rows is not None and table.num_rows != rows:
-        raise StaleGraphState(
-            f"the last build's {name} and its state disagree ({table.num_rows} rows, not {rows})"
-        )
-    yield from table.take(order(table)).to_batches(TABLE_SLICE)
-
-
-def _entity_order(table: pa.Table) -> pa.Array:
-    # As resolution sorts its entities: Arrow has no casefold.
-    keys = list(
-        zip(
-            table.column("type").to_pylist(),
-            [title.casefold() for title in table.column("title").to_pylist()],
-            table.column("id").to_pylist(),
-            strict=True,
-        )
-    )
-    return pa.array(sorted(range(len(keys)), key=keys.__getitem__), pa.int64())
-
-
-def _sorted_by(*columns: str) -> Callable[[pa.Table], pa.Array]:
-    # Arrow compares strings as UTF-8 bytes: the order of their code points, as Python's sort.
-    return lambda table: pc.sort_indices(table, sort_keys=[(c, "ascending") for c in columns])
-
-
-_TABLES: dict[str, tuple[pa.Schema, Callable[[pa.Table], Any]]] = {
-    ENTITIES: (ENTITIES_SCHEMA, _entity_order),
-    RELATIONSHIPS: (RELATIONSHIPS_SCHEMA, _sorted_by("source_id", "target_id")),
-    FACTS: (FACTS_SCHEMA, _sorted_by("subject", "predicate", "object")),
-}
 
 
 def texts_to_embed(rows: Iterable[dict[str, Any]], *, sentences_too: bool) -> list[str]:
