@@ -8,8 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from graphunified_assets.lib.graph import resolution_pairs
 from graphunified_assets.lib.graph.resolution import EntityMention, Resolution, resolve_entities
@@ -201,25 +199,3 @@ def test_spilled_vectors_are_written_let_go_and_read_back(tmp_path: Path) -> Non
     embed.texts = 0
     _same(resolve_entities(a + b, embed=embed, memory=loaded), resolve_entities(a + b, embed=_Embed()))
     assert embed.texts == len(DOCUMENT_B)  # only the new names
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    shape=st.tuples(st.integers(1, 12), st.integers(1, 40)),
-    k=st.integers(1, 8),
-    threshold=st.floats(-1.0, 1.0),
-)
-def test_a_rows_neighbours_are_its_top_k_that_reach_the_threshold(
-    seed: int, shape: tuple[int, int], k: int, threshold: float
-) -> None:
-    """The neighbours taken from the columns above the threshold are the row's top k (by the
-    whole row) that reach it, most similar first: what a sort of the whole row gives."""
-    sims = np.random.default_rng(seed).uniform(-1, 1, shape).astype(np.float32)
-    sims[:, ::3] = sims[:, :1]  # ties, broken by column
-    names = [f"name {j}" for j in range(shape[1])]
-    above = resolution_pairs._columns_above(sims, threshold)
-    for row, columns in zip(sims, above, strict=True):
-        whole = np.argsort(-row, kind="stable")[:k]
-        expected = [(names[j], float(row[j])) for j in whole.tolist() if row[j] >= threshold]
-        assert resolution_pairs._top(row, columns, names, k) == expected

@@ -28,6 +28,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from graphunified_assets.lib.graph.name_matching import fuzzy_blocks, markers
+from graphunified_assets.lib.vectors.neighbours import columns_above, top_columns
 from graphunified_assets.lib.vectors.text_vectors import TextVectors, load_vectors, save_vectors
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -123,12 +124,10 @@ class PairMemory:
                 rows = fresh[start : start + _ROWS]
                 sims = vectors[rows] @ vectors.T
                 self.work["embedding_rows"] += len(rows)
-                # The few columns at or above the threshold, found for the whole block at once:
-                # selecting each row's top k among all its names first took most of a cold
-                # resolution (15 of 32 s at 12.6K passages).
-                above = _columns_above(sims, threshold)
+                above = columns_above(sims, threshold)
                 for r, i in enumerate(rows):
-                    close[names[i]] = _top(sims[r], above[r], names, k)
+                    top = top_columns(sims[r], above[r], k)
+                    close[names[i]] = [(names[j], float(sims[r, j])) for j in top]
                 # A recomputed name may now belong in another name's list (similarity is symmetric).
                 for r, i in enumerate(rows):
                     for j in above[r].tolist():
@@ -222,19 +221,6 @@ class PairMemory:
 
 def _vectors_path(path: Path) -> Path:
     return path.with_name(path.name.split(".")[0] + ".vectors.npz")
-
-
-def _columns_above(sims: np.ndarray, threshold: float) -> list[np.ndarray]:
-    """Per row of ``sims``, the columns whose similarity is at least ``threshold``, ascending."""
-    rows, columns = np.nonzero(sims >= threshold)  # row-major: grouped by row
-    return np.split(columns, np.searchsorted(rows, np.arange(1, len(sims))))
-
-
-def _top(sims: np.ndarray, above: np.ndarray, names: Sequence[str], k: int) -> list[tuple[str, float]]:
-    """The ``k`` most similar of ``above`` (the row's columns at or above the threshold), most
-    similar first, ties in column order: the top ``k`` of the whole row that reach the threshold."""
-    top = above[np.argsort(-sims[above], kind="stable")[:k]]
-    return [(names[j], float(sims[j])) for j in top.tolist()]
 
 
 def _merged(row: list[tuple[str, float]], name: str, sim: float, k: int) -> list[tuple[str, float]]:

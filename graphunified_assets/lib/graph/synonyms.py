@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
+from graphunified_assets.lib.vectors.neighbours import columns_above, top_columns
 from graphunified_query.core.tables import SYNONYMS_SCHEMA
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -43,8 +44,9 @@ def synonym_edges(
             block = new_rows[start : start + _BLOCK]
             similarity = vectors[block] @ vectors.T
             similarity[np.arange(len(block)), block] = -1.0  # never one's own synonym
-            for row, scores in zip(block, similarity, strict=True):
-                for col in _top_above(scores, threshold, neighbours):
+            above = columns_above(similarity, threshold)
+            for row, scores, columns in zip(block, similarity, above, strict=True):
+                for col in top_columns(scores, columns, neighbours):
                     pair = (min(ids[row], ids[col]), max(ids[row], ids[col]))
                     kept[pair] = max(kept.get(pair, 0.0), float(scores[col]))
     ordered = sorted(kept.items())
@@ -56,10 +58,3 @@ def synonym_edges(
         },
         schema=SYNONYMS_SCHEMA,
     )
-
-
-def _top_above(scores: np.ndarray, threshold: float, k: int) -> list[int]:
-    candidates = np.flatnonzero(scores >= threshold)
-    if len(candidates) > k:
-        candidates = candidates[np.argsort(-scores[candidates], kind="stable")[:k]]
-    return candidates.tolist()
