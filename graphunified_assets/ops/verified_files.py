@@ -14,6 +14,7 @@ everything.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -24,18 +25,19 @@ from pathlib import Path
 from graphunified_query.core.layout import HomeLayout
 
 Fingerprint = list[int | None]  # size, mtime_ns, inode, and the write-ahead log's size (SQLite)
+SQLITE_SUFFIX = ".sqlite"  # every SQLite file of a home (`HomeLayout.sqlite_files`); only they have a log
 
 
 def fingerprint(path: Path) -> Fingerprint | None:
     """None for a missing file."""
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except FileNotFoundError:
         return None
-    try:  # frames not yet checkpointed are part of a SQLite database
-        wal: int | None = os.stat(f"{path}-wal").st_size
-    except FileNotFoundError:
-        wal = None
+    wal: int | None = None
+    if path.suffix == SQLITE_SUFFIX:  # frames not yet checkpointed are part of a SQLite database
+        with contextlib.suppress(FileNotFoundError):
+            wal = os.stat(f"{path}-wal").st_size
     return [stat.st_size, stat.st_mtime_ns, stat.st_ino, wal or None]  # an empty log is no log
 
 
@@ -74,4 +76,6 @@ def record_verified(layout: HomeLayout, paths: Iterable[Path]) -> int:
 
 
 def _key(home: Path, path: Path) -> str:
-    return str(path.relative_to(home))
+    # A prefix cut, not Path.relative_to: 50K files at 12.6K passages, twice per `index`.
+    text, prefix = str(path), f"{home}{os.sep}"
+    return text[len(prefix) :] if text.startswith(prefix) else str(path.relative_to(home))

@@ -7,6 +7,7 @@ Parquet file: at 12.6K passages a no-op `index` took 45 s from a cold disk, 38 o
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops.indexing import index
-from graphunified_assets.ops.verified_files import VerifiedFiles, fingerprint, record_verified
+from graphunified_assets.ops.verified_files import SQLITE_SUFFIX, VerifiedFiles, fingerprint, record_verified
 from graphunified_query.core.artifacts import DOCUMENTS
 from graphunified_query.core.layout import HomeLayout
 from tests.reliability.test_corrupt_store import built as built
@@ -111,3 +112,23 @@ def test_a_record_that_cannot_be_read_means_checking_everything(tmp_path: Path) 
     data.write_bytes(b"PAR1....PAR1")  # rewritten: same size and bytes, a later time
     assert fingerprint(data) is not None
     assert not VerifiedFiles.take(layout).unchanged(data)
+
+
+def test_every_sqlite_file_is_fingerprinted_with_its_write_ahead_log(tmp_path: Path) -> None:
+    """Only SQLite files have a log to look for (a stat per Parquet file saved): each of the home's
+    must be told by its suffix, and a write still in its log changes its fingerprint."""
+    layout = HomeLayout.at(tmp_path)
+    assert {path.suffix for path in layout.sqlite_files} == {SQLITE_SUFFIX}
+    path = layout.embedding_cache
+    path.parent.mkdir(parents=True)
+    db = sqlite3.connect(path)
+    db.execute("pragma journal_mode=wal")
+    db.execute("pragma wal_autocheckpoint=0")  # the writes stay in the log
+    db.execute("create table t (x)")
+    db.commit()
+    before = fingerprint(path)
+    db.execute("insert into t values (1)")
+    db.commit()
+    assert before is not None and before[3] is not None  # the log's size is part of it
+    assert fingerprint(path) != before and path.stat().st_size == before[0]
+    db.close()
