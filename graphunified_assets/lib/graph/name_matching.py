@@ -1,7 +1,9 @@
 """Entity-name normalization and the candidate rules entity resolution merges on.
 
 Every rule works inside one entity type and proposes pairs of normalized names; blocking (by type
-and name prefix, or top-k embedding neighbours) keeps the work near-linear in the number of names.
+and name prefix, `fuzzy_blocks`) keeps the work near-linear in the number of names. The fuzzy and
+embedding-neighbour pairs themselves are computed, and remembered between builds, by
+`resolution_pairs.PairMemory`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from rapidfuzz import fuzz, process
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -25,7 +26,6 @@ _NON_WORD = re.compile(r"[^\w]+")
 _MARKER = re.compile(r"^(?:\w*\d\w*|[ivx]+|[a-z])$")
 _NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
 _MIN_FUZZY_CHARS = 5
-_EMBED_ROWS = 1024
 
 
 def normalize_name(name: str) -> str:
@@ -52,47 +52,6 @@ def fuzzy_blocks(names: Sequence[str]) -> dict[str, list[int]]:
             blocks["a" + name[:2]].add(i)
             blocks["z" + name.split()[-1][:2]].add(i)
     return {key: sorted(blocks[key]) for key in sorted(blocks)}
-
-
-def fuzzy_pairs(names: Sequence[str], *, threshold: float) -> list[tuple[int, int]]:
-    """Index pairs of near-identical names (typos, spacing), blocked (`fuzzy_blocks`) so each
-    comparison matrix stays small."""
-    pairs: set[tuple[int, int]] = set()
-    for members in fuzzy_blocks(names).values():
-        if len(members) < 2:
-            continue
-        scores = process.cdist(
-            [names[i] for i in members],
-            [names[i] for i in members],
-            scorer=fuzz.ratio,
-            score_cutoff=threshold,
-        )
-        rows, cols = np.nonzero(np.triu(scores, k=1))
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-            a, b = members[r], members[c]
-            if markers(names[a]) == markers(names[b]):
-                pairs.add((a, b))
-    return sorted(pairs)
-
-
-def embedding_pairs(
-    labels: Sequence[str], embed: Embed, *, threshold: float, neighbours: int
-) -> list[tuple[int, int]]:
-    """Index pairs whose name embeddings (unit rows) are among each other's top-k above ``threshold``."""
-    if len(labels) < 2:
-        return []
-    vectors = np.asarray(embed(list(labels)), dtype=np.float32)
-    k = min(neighbours + 1, len(labels))
-    pairs: set[tuple[int, int]] = set()
-    for start in range(0, len(labels), _EMBED_ROWS):
-        sims = vectors[start : start + _EMBED_ROWS] @ vectors.T
-        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-        for r, row in enumerate(top.tolist()):
-            i = start + r
-            for j in row:
-                if j != i and sims[r, j] >= threshold:
-                    pairs.add((min(i, j), max(i, j)))
-    return sorted(pairs)
 
 
 def middle_name_pairs(names: Sequence[str], roots: Sequence[int]) -> list[tuple[int, int]]:

@@ -19,8 +19,6 @@ from functools import cached_property
 from graphunified_assets.lib.graph.description_summary import summarize_descriptions
 from graphunified_assets.lib.graph.name_matching import (
     Embed,
-    embedding_pairs,
-    fuzzy_pairs,
     markers,
     middle_name_pairs,
     normalize_name,
@@ -130,6 +128,7 @@ def resolve_entities(
     ``memory`` remembers the candidate pairs of earlier builds: only pairs involving new or
     changed names are computed (`resolution_pairs`), with the same result as without it."""
     groups = mentions if isinstance(mentions, Mapping) else mention_groups(mentions)
+    pairs = memory if memory is not None else PairMemory(settings={})  # none remembered: all computed
     keys = sorted(groups)
     parent = list(range(len(keys)))
 
@@ -154,20 +153,12 @@ def resolve_entities(
         by_type[type_].append(i)
     for type_, members in sorted(by_type.items()):
         norms = [keys[i][0] for i in members]
-        found = (
-            memory.fuzzy_pairs(type_, norms, threshold=fuzzy_threshold)
-            if memory is not None
-            else fuzzy_pairs(norms, threshold=fuzzy_threshold)
-        )
+        found = pairs.fuzzy_pairs(type_, norms, threshold=fuzzy_threshold)
         merges["fuzzy"] += union((members[a], members[b]) for a, b in found)
         if embed is not None:
             labels = [_display_name(groups[keys[i]].surfaces) for i in members]
-            found = (
-                memory.embedding_pairs(
-                    type_, norms, labels, embed, threshold=embed_threshold, neighbours=embed_neighbours
-                )
-                if memory is not None
-                else embedding_pairs(labels, embed, threshold=embed_threshold, neighbours=embed_neighbours)
+            found = pairs.embedding_pairs(
+                type_, norms, labels, embed, threshold=embed_threshold, neighbours=embed_neighbours
             )
             # Distinct people's names embed close together, and numbers barely move an embedding.
             found = [(a, b) for a, b in found if type_ != "PERSON" and markers(norms[a]) == markers(norms[b])]
