@@ -26,6 +26,7 @@ cache, which is then kept (`bench-document-cache.sqlite` in the home) and put ba
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -129,8 +130,8 @@ def _document_runs_cache(resource: GraphUnifiedResource, instance: dg.DagsterIns
     documents = sorted(instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
     tags = {**partition_range_tags(documents[0], documents[-1]), **home_tags(layout)}
     run_job(build_definitions(resource), INDEX_DOCUMENTS, instance, tags)
-    with sqlite3.connect(layout.embedding_cache) as db:  # its write-ahead log folded in: one file
-        db.execute("pragma wal_checkpoint(truncate)")
+    with contextlib.closing(sqlite3.connect(layout.embedding_cache)) as db:  # closed, not just committed
+        db.execute("pragma wal_checkpoint(truncate)")  # its write-ahead log folded in: one file
     shutil.copyfile(layout.embedding_cache, kept)
     return kept
 
