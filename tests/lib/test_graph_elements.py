@@ -193,12 +193,14 @@ def test_a_document_runs_texts_cover_everything_the_graph_stage_embeds() -> None
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
     build_graph_elements(rows, summarize_above=2, embed=embed)
-    covered = set(graph_elements.texts_to_embed(rows, sentences_too=True))
+    named, sentences = graph_elements.texts_to_embed(rows, sentences_too=True)
     names = {"Hale Mill", "Thomas Hale", "Ada Whitlock", "Harrow Railway"}
+    assert set(named) == names
+    assert {"It grew.", "Thomas Hale knew wages."} <= set(sentences)
     assert names | {"It grew.", "Thomas Hale knew wages."} <= asked
-    assert asked <= covered
+    assert asked <= set(named) | set(sentences)
     # With LLM summaries no sentence is ranked by its vector: the names alone.
-    assert set(graph_elements.texts_to_embed(rows, sentences_too=False)) == names
+    assert graph_elements.texts_to_embed(rows, sentences_too=False) == (named, [])
 
 
 def test_claude_summarizer_over_the_wire(tmp_path: Path) -> None:

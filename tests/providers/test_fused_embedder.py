@@ -17,7 +17,12 @@ from graphunified_query.core.providers import (
     check_same_model,
     make_embedder,
 )
-from graphunified_query.core.providers.fused_embedder import FusedEmbedder, primary_embedder, primary_vectors
+from graphunified_query.core.providers.fused_embedder import (
+    FusedEmbedder,
+    calibrated_embedder,
+    primary_embedder,
+    primary_vectors,
+)
 from graphunified_query.core.settings.model import EmbeddingSettings, Settings, SettingsError, load_settings
 from tests.fakes.recording_embedder import RecordingEmbedder
 
@@ -203,3 +208,26 @@ def test_a_first_model_the_graph_thresholds_were_not_set_on_is_named_with_what_t
     assert uncalibrated_thresholds_warning("all-MiniLM-L6-v2") is None
     assert uncalibrated_thresholds_warning("all-MiniLM-L6-v2['q: '|'p: ']") is None
     assert uncalibrated_thresholds_warning("voyage-3.5") is None
+
+
+def test_names_are_embedded_with_the_variant_the_thresholds_were_set_on(tmp_path: Path) -> None:
+    optimized = EmbeddingSettings(provider="local", models=[{"name": MINILM, "variant": "optimized"}])
+    embedder = make_embedder(optimized, {})
+    assert embedder.model_name == f"{MINILM}+opt-int8pc"
+    calibrated = calibrated_embedder(embedder)
+    assert calibrated.model_name == MINILM
+    assert calibrated.threads == embedder.threads  # type: ignore[attr-defined]
+    cached = CachedEmbedder(embedder, EmbeddingCache(tmp_path / "e.sqlite"))
+    behind = calibrated_embedder(cached)
+    assert isinstance(behind, CachedEmbedder) and behind.cache is cached.cache
+    assert behind.model_name == MINILM
+    # The calibrated variant itself, and a fusion's first model, come back as they are.
+    shipped = make_embedder(EmbeddingSettings(provider="local"), {})
+    assert calibrated_embedder(shipped) is shipped
+    prefixed = make_embedder(
+        EmbeddingSettings(
+            provider="local", models=[{"name": MINILM, "variant": "optimized", "query_prefix": "q: "}]
+        ),
+        {},
+    )
+    assert calibrated_embedder(prefixed).model_name == f"{MINILM}['q: '|'']"

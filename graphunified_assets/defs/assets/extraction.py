@@ -21,7 +21,7 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.ops.index_progress import work_progress
 from graphunified_query.core.artifacts import EXTRACTIONS, RELATIONSHIP_KEYWORDS, RELATIONSHIPS
 from graphunified_query.core.providers.cost import BudgetExceeded
-from graphunified_query.core.providers.fused_embedder import primary_embedder
+from graphunified_query.core.providers.fused_embedder import calibrated_embedder, primary_embedder
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.tables import EXTRACTIONS_SCHEMA
 
@@ -137,10 +137,14 @@ def _embed_graph_texts(graphunified: GraphUnifiedResource, table: pa.Table) -> N
     whole) the names alone: `graph_elements` embeds the few sentences its summaries rank."""
     rows = table.select(["entities", "relationships"]).to_pylist()
     every_sentence = graphunified.summarizer() is None and RELATIONSHIPS in graphunified.composed_vectors()
-    texts = texts_to_embed(rows, sentences_too=every_sentence)
-    if texts:
-        # The embedder graph_elements resolves names with (the first model, when fused).
-        primary_embedder(graphunified.embedder()).embed(texts)
+    names, sentences = texts_to_embed(rows, sentences_too=every_sentence)
+    embedder = graphunified.embedder()
+    # The embedders graph_elements uses: names are resolved with the first model's calibrated
+    # variant, sentences ranked with the first model as configured.
+    calibrated_embedder(embedder).embed(names)
+    # Relationship vectors mix their endpoints' names in, in the configured variant: under another
+    # variant than the calibrated one the names are embedded twice (else found cached).
+    primary_embedder(embedder).embed(sentences + names)
 
 
 def _cost(extractor: object) -> dict[str, float | int]:

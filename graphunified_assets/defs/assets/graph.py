@@ -13,7 +13,7 @@ from graphunified_assets.lib.graph.edges import graph_edges
 from graphunified_assets.lib.graph.synonyms import synonym_edges
 from graphunified_assets.lib.vectors.text_vectors import TextVectors, load_vectors, save_vectors
 from graphunified_query.core.artifacts import ENTITIES, GRAPH_EDGES, RELATIONSHIPS, SYNONYMS
-from graphunified_query.core.providers.fused_embedder import primary_embedder
+from graphunified_query.core.providers.fused_embedder import calibrated_embedder
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
 
 UNNAMED_TYPES = ("DATE",)
@@ -40,8 +40,8 @@ def graph(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource)
         layout.table_path(RELATIONSHIPS), columns=["source_id", "target_id", "text_unit_ids"]
     )
     embedder = graphunified.embedder()
-    # The threshold is a cosine of the first model's (fused: that model alone, primary_embedder).
-    names_embedder = primary_embedder(embedder)
+    # The threshold is a cosine of the first model's, in the variant it was set on.
+    names_embedder = calibrated_embedder(embedder)
     # What the carried-over edges were computed under: another model or threshold compares every
     # name again (the edges of a model change would otherwise stay the old model's).
     key = {

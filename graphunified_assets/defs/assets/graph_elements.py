@@ -30,7 +30,7 @@ from graphunified_query.core.artifacts import (
 )
 from graphunified_query.core.embedding_models import uncalibrated_thresholds_warning
 from graphunified_query.core.layout import HomeLayout
-from graphunified_query.core.providers.fused_embedder import primary_embedder
+from graphunified_query.core.providers.fused_embedder import calibrated_embedder, primary_embedder
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.stores.parquet import stage_batches
 from graphunified_query.core.tables import stamp_indexed_at
@@ -73,8 +73,10 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
         raise no_rows_failure(EXTRACTIONS, layout)
     rows = ExtractionRows(source)
     chunks = rows.chunks_by_document()
-    # Name neighbours for resolution (cached) come from the first model: its cosine threshold.
-    resolver = primary_embedder(graphunified.embedder())
+    # Name neighbours for resolution (cached) come from the first model, in the variant its cosine
+    # threshold was set on; summaries rank sentences with the first model as configured.
+    resolver = calibrated_embedder(graphunified.embedder())
+    describer = primary_embedder(graphunified.embedder())
     if warning := uncalibrated_thresholds_warning(resolver.model_name):
         context.log.warning(warning)  # e.g. e5 alone: its cosines pass far more name pairs
     summarizer = graphunified.summarizer()
@@ -88,6 +90,9 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
     built_with = {
         "summarize_above": graphunified.settings.extraction.summarize_above_fragments,
         "resolver": resolver.model_name,
+        # Named only when it differs (another variant): homes built before it was recorded keep
+        # their state.
+        **({"describer": describer.model_name} if describer.model_name != resolver.model_name else {}),
         # With an LLM, its settings (model, the summary threshold): any change builds from nothing.
         "summarizer": None if summarizer is None else graphunified.settings.llm.model_dump(mode="json"),
         "keywords": wanted,
@@ -108,7 +113,8 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
             rows,
             stage,
             summarize_above=graphunified.settings.extraction.summarize_above_fragments,
-            embed=lambda texts: resolver.embed(texts),
+            embed=lambda texts: describer.embed(texts),
+            embed_names=lambda texts: resolver.embed(texts),
             summarize=summarizer,
             memory=memory,
             phrases=phrases,

@@ -81,6 +81,7 @@ def build_graph_elements(
     *,
     summarize_above: int,
     embed: Embed | None = None,
+    embed_names: Embed | None = None,
     summarize: Summarize | None = None,
     memory: PairMemory | None = None,
     phrases: Phrases | None = None,
@@ -98,6 +99,7 @@ def build_graph_elements(
         keep,
         summarize_above=summarize_above,
         embed=embed,
+        embed_names=embed_names,
         summarize=summarize,
         memory=memory,
         phrases=phrases,
@@ -114,6 +116,7 @@ def write_graph_elements(
     *,
     summarize_above: int,
     embed: Embed | None = None,
+    embed_names: Embed | None = None,
     summarize: Summarize | None = None,
     memory: PairMemory | None = None,
     phrases: Phrases | None = None,
@@ -122,6 +125,10 @@ def write_graph_elements(
 ) -> dict[str, int]:
     """Resolves and aggregates extraction rows and hands ``sink`` the entities, relationships and
     facts tables, batch by batch; returns the mentions merged per resolution rule.
+
+    ``embed`` ranks the sentences of extractive summaries; ``embed_names`` (default ``embed``)
+    embeds the names resolution compares against its cosine threshold (the model variant it was
+    calibrated on: `calibrated_embedder`).
 
     ``rows`` are extraction rows (see EXTRACTIONS_SCHEMA) of every live document, re-iterable:
     `ExtractionRows` decodes them a slice at a time (read twice, never held); ``memory`` carries
@@ -144,7 +151,7 @@ def write_graph_elements(
     # every row; an update gathers those of the rows it aggregates again, below.
     texts: dict[str, None] | None = {} if phrases is not None and patch is None else None
     _add_rows(state, added, texts, touched, triples)
-    resolution = resolve_entities(state.groups, embed=embed, memory=memory)
+    resolution = resolve_entities(state.groups, embed=embed_names or embed, memory=memory)
     affected = None if patch is None else _affected(state.entity_of, resolution.groups, touched)
     state.entity_of = dict(resolution.groups)
     if affected is None:
@@ -241,26 +248,29 @@ def _affected(before: dict[GroupKey, str], after: Mapping[GroupKey, str], touche
     return affected
 
 
-def texts_to_embed(rows: Iterable[dict[str, Any]], *, sentences_too: bool) -> list[str]:
-    """What `write_graph_elements` will embed of these rows, first seen first: every entity name
-    as resolution's name neighbours read it (a group's label is one of its surface names) and,
-    with ``sentences_too`` (extractive summaries), every sentence of every entity and relationship
-    description (a summary ranks the sentences of those with many). Embedding them in the
-    document runs puts the model's graph work there, per document, and the global step finds
-    every vector cached. More than the global step would embed: the sentences of descriptions
-    too short to summarize (offline those are mostly the relationship sentences that composed
-    relationship vectors embed anyway)."""
+def texts_to_embed(rows: Iterable[dict[str, Any]], *, sentences_too: bool) -> tuple[list[str], list[str]]:
+    """What `write_graph_elements` will embed of these rows, first seen first, as (names,
+    sentences): every entity name as resolution's name neighbours read it (a group's label is one
+    of its surface names) and, with ``sentences_too`` (extractive summaries), every sentence of
+    every entity and relationship description (a summary ranks the sentences of those with many).
+    Apart because they are embedded apart: names by the calibrated variant resolution compares
+    with, sentences by the tables' model. Embedding them in the document runs puts the model's
+    graph work there, per document, and the global step finds every vector cached. More than the
+    global step would embed: the sentences of descriptions too short to summarize (offline those
+    are mostly the relationship sentences that composed relationship vectors embed anyway)."""
+    names: dict[str, None] = {}
     texts: dict[str, None] = {}
     for row in rows:
         for e in row["entities"]:
-            texts.setdefault(" ".join(e["name"].split()))
+            names.setdefault(" ".join(e["name"].split()))
         if not sentences_too:
             continue
         fragments = [e["description"] for e in row["entities"] if e["description"]]
         fragments += [r["description"] for r in row["relationships"] if r["description"]]
         texts.update(dict.fromkeys(sentences(fragments)))
+    names.pop("", None)
     texts.pop("", None)
-    return list(texts)
+    return list(names), list(texts)
 
 
 def _prefetched(embed: Embed, fragment_lists: Sequence[Sequence[str]]) -> Embed:

@@ -123,6 +123,20 @@ class LocalMiniLMEmbedder:
         self.batch_size = batch_size
         self.threads = threads  # ONNX intra-op threads (embedding.local_threads, resolved)
 
+    def calibrated(self) -> LocalMiniLMEmbedder:
+        """This model in the variant the graph's cosine thresholds were set on (itself when it runs
+        that one), with the same threads and batches."""
+        variant = MODEL.calibrated_variant()
+        if variant is None or variant == self.variant:
+            return self
+        return LocalMiniLMEmbedder(
+            max_length=self.max_length,
+            batch_size=self.batch_size,
+            package=self.package,
+            variant=variant.name,
+            threads=self.threads,
+        )
+
     @functools.cached_property
     def _tokenizer(self) -> Tokenizer:
         """A private, truncating copy of the shared tokenizer (which must keep counting whole

@@ -73,6 +73,14 @@ class PrefixedEmbedder:
         self.model_name = f"{embedder.model_name}[{query_prefix!r}|{passage_prefix!r}]"
         self.dimension = embedder.dimension
 
+    def calibrated(self) -> Embedder:
+        """The same prefixes on the model's threshold-calibrated variant (`calibrated_embedder`)."""
+        calibrated = getattr(self.embedder, "calibrated", None)
+        inner = calibrated() if calibrated is not None else self.embedder
+        if inner is self.embedder:
+            return self
+        return PrefixedEmbedder(inner, self.prefixes["query"], self.prefixes["document"])
+
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
         prefix = self.prefixes[kind]
         return self.embedder.embed([prefix + text for text in texts], kind=kind)

@@ -37,7 +37,9 @@ class EmbeddingModelSettings(Section):
     variant: str | None = Field(
         None,
         description="How the model's weights run (all-MiniLM-L6-v2: 'optimized' or 'shipped'); "
-        "None: the model's default, its first variant in graphunified_query/core/embedding_models.py.",
+        "None: the model's default, its first variant in graphunified_query/core/embedding_models.py. "
+        "Entity names are compared (resolution, synonym edges) with the variant the graph's thresholds "
+        "were set on whichever runs the tables.",
     )
 
     @model_validator(mode="after")
