@@ -6,9 +6,9 @@ Both files are `python -m graphunified_query eval` outputs on the same questions
 one set: a setting, a model variant, a code change). Per strategy: Recall@k before and after, the
 questions whose Recall@k fell and rose, and the two-sided sign test's p-value over those changed
 questions (the chance of a split at least this uneven if a change were as likely to cost a
-question as to gain one). On 100-question sets one question is 0.5-1 point of Recall@5, so a
-one-point move is two questions: the p-value says whether a difference is the change or which
-few questions near a rank cut moved.
+question as to gain one). On 100-question sets one supporting passage of a question is 0.25-0.5
+point of Recall@5 (two to four per question), so a one-point move is a few passages: the p-value
+says whether a difference is the change or which few questions near a rank cut moved.
 """
 
 from __future__ import annotations
@@ -57,16 +57,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("before", type=Path, help="results.json of the first eval")
     parser.add_argument("after", type=Path, help="results.json of the second eval, same questions")
-    parser.add_argument("--k", default="5", help="the Recall@k cut-off (one of the evals' --k)")
+    parser.add_argument("--k", type=int, default=5, help="the Recall@k cut-off (one of the evals' --k)")
     args = parser.parse_args()
     before, after = (json.loads(path.read_text(encoding="utf-8")) for path in (args.before, args.after))
-    if str(args.k) not in {str(k) for k in before.get("ks", [])}:
-        parser.error(f"--k {args.k}: {args.before} measured Recall@k only at {before.get('ks')}")
+    for path, results in ((args.before, before), (args.after, after)):
+        if args.k not in results.get("ks", []):
+            parser.error(f"--k {args.k}: {path} measured Recall@k only at {results.get('ks')}")
     report = {
         "before": str(args.before),
         "after": str(args.after),
         "dataset": before.get("dataset"),
-        "k": int(args.k),
+        "k": args.k,
         "strategies": recall_change(before, after, str(args.k)),
     }
     print(json.dumps(report, indent=2))

@@ -221,7 +221,19 @@ def test_names_are_embedded_with_the_variant_the_thresholds_were_set_on(tmp_path
     behind = calibrated_embedder(cached)
     assert isinstance(behind, CachedEmbedder) and behind.cache is cached.cache
     assert behind.model_name == MINILM
-    # The calibrated variant itself, and a fusion's first model, come back as they are.
+    # A fusion's first model, in its calibrated variant, on the fusion's cache.
+    fused = CachedEmbedder(
+        make_embedder(
+            EmbeddingSettings(
+                provider="local", models=[{"name": MINILM, "variant": "optimized"}, {"name": E5}]
+            ),
+            {},
+        ),
+        cached.cache,
+    )
+    first = calibrated_embedder(fused)
+    assert isinstance(first, CachedEmbedder) and first.cache is cached.cache and first.model_name == MINILM
+    # The calibrated variant itself comes back as it is.
     shipped = make_embedder(EmbeddingSettings(provider="local"), {})
     assert calibrated_embedder(shipped) is shipped
     prefixed = make_embedder(

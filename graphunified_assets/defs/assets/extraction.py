@@ -141,10 +141,12 @@ def _embed_graph_texts(graphunified: GraphUnifiedResource, table: pa.Table) -> N
     embedder = graphunified.embedder()
     # The embedders graph_elements uses: names are resolved with the first model's calibrated
     # variant, sentences ranked with the first model as configured.
-    calibrated_embedder(embedder).embed(names)
-    # Relationship vectors mix their endpoints' names in, in the configured variant: under another
-    # variant than the calibrated one the names are embedded twice (else found cached).
-    primary_embedder(embedder).embed(sentences + names)
+    resolver, describer = calibrated_embedder(embedder), primary_embedder(embedder)
+    resolver.embed(names)
+    # The first model's relationship vectors mix their endpoints' names in: under another variant
+    # than the calibrated one, the names are embedded in that one too.
+    other_variant = describer.model_name != resolver.model_name
+    describer.embed(sentences + names if other_variant else sentences)
 
 
 def _cost(extractor: object) -> dict[str, float | int]:

@@ -86,7 +86,7 @@ def graph(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResource)
                     "edges": edges.num_rows,
                     **{f"edges_{k['kind']}": k["kind_count"] for k in kinds},
                     "new_entity_names": new_names,
-                    "names_embedded": embedder.texts_embedded,
+                    "names_embedded": names_embedder.texts_embedded,
                     # Names whose vectors the last run did not keep (new ones): read from the
                     # embedding cache, or embedded.
                     "names_looked_up": vectors.asked,

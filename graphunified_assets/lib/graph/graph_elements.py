@@ -254,10 +254,11 @@ def texts_to_embed(rows: Iterable[dict[str, Any]], *, sentences_too: bool) -> tu
     of its surface names) and, with ``sentences_too`` (extractive summaries), every sentence of
     every entity and relationship description (a summary ranks the sentences of those with many).
     Apart because they are embedded apart: names by the calibrated variant resolution compares
-    with, sentences by the tables' model. Embedding them in the document runs puts the model's
-    graph work there, per document, and the global step finds every vector cached. More than the
-    global step would embed: the sentences of descriptions too short to summarize (offline those
-    are mostly the relationship sentences that composed relationship vectors embed anyway)."""
+    with (and by the tables' variant too when it is another), sentences by the tables' model.
+    Embedding them in the document runs puts the model's graph work there, per document, and the
+    global step finds every vector cached. More than the global step would embed: the sentences of
+    descriptions too short to summarize (offline those are mostly the relationship sentences that
+    composed relationship vectors embed anyway)."""
     names: dict[str, None] = {}
     texts: dict[str, None] = {}
     for row in rows:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -33,6 +33,15 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind = "document") -> np.ndarray:
         """float32 array (len(texts), dimension), each row L2-normalized, in input order."""
+        ...
+
+
+@runtime_checkable
+class HasCalibratedVariant(Protocol):
+    """A model that runs in variants, one of which the graph's cosine thresholds were set on."""
+
+    def calibrated(self) -> Embedder:
+        """The same model in that variant (itself when it runs it)."""
         ...
 
 

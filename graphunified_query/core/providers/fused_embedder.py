@@ -15,10 +15,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
-from graphunified_query.core.providers.embedding import Embedder, EmbeddingKind, normalize_rows
+from graphunified_query.core.providers.embedding import (
+    Embedder,
+    EmbeddingKind,
+    HasCalibratedVariant,
+    normalize_rows,
+)
+
+if TYPE_CHECKING:
+    from graphunified_query.core.providers.embedding_cache import CachedEmbedder
 
 
 class FusedEmbedder:
@@ -83,19 +92,24 @@ def primary_embedder(embedder: Embedder) -> Embedder:
     return provider.parts[0]
 
 
+@overload
+def calibrated_embedder(embedder: CachedEmbedder) -> CachedEmbedder: ...
+@overload
+def calibrated_embedder(embedder: Embedder) -> Embedder: ...
 def calibrated_embedder(embedder: Embedder) -> Embedder:
     """`primary_embedder` in the variant its cosine thresholds were set on (MiniLM's `shipped`),
     behind the same cache: for entity resolution's name neighbours and synonym edges, which compare
     names against absolute thresholds. A faster variant's small drift (mean cosine 0.996 to
     shipped) moved about one synonym edge in ten across the threshold, and with them the graph; a
     name is a few tokens, so embedding the names with the calibrated variant costs little and keeps
-    the graph the shipped file's whatever variant embeds the tables."""
+    the resolved entities and synonym edges the shipped file's whatever variant embeds the tables."""
     from graphunified_query.core.providers.embedding_cache import CachedEmbedder  # it imports this module
 
     first = primary_embedder(embedder)
     provider = first.provider if isinstance(first, CachedEmbedder) else first
-    calibrated = getattr(provider, "calibrated", None)
-    model = calibrated() if calibrated is not None else provider
+    if not isinstance(provider, HasCalibratedVariant):  # a provider, e5: one way to run it
+        return first
+    model = provider.calibrated()
     if model is provider:
         return first
     return CachedEmbedder(model, first.cache) if isinstance(first, CachedEmbedder) else model

@@ -122,6 +122,7 @@ class LocalMiniLMEmbedder:
         self.max_length = max_length
         self.batch_size = batch_size
         self.threads = threads  # ONNX intra-op threads (embedding.local_threads, resolved)
+        self._calibrated: LocalMiniLMEmbedder | None = None
 
     def calibrated(self) -> LocalMiniLMEmbedder:
         """This model in the variant the graph's cosine thresholds were set on (itself when it runs
@@ -129,13 +130,15 @@ class LocalMiniLMEmbedder:
         variant = MODEL.calibrated_variant()
         if variant is None or variant == self.variant:
             return self
-        return LocalMiniLMEmbedder(
-            max_length=self.max_length,
-            batch_size=self.batch_size,
-            package=self.package,
-            variant=variant.name,
-            threads=self.threads,
-        )
+        if self._calibrated is None:  # one, with its own tokenizer copy; the ONNX session is shared
+            self._calibrated = LocalMiniLMEmbedder(
+                max_length=self.max_length,
+                batch_size=self.batch_size,
+                package=self.package,
+                variant=variant.name,
+                threads=self.threads,
+            )
+        return self._calibrated
 
     @functools.cached_property
     def _tokenizer(self) -> Tokenizer:
