@@ -12,6 +12,8 @@ from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.defs.sensors import partition_range_tags
 from graphunified_assets.lib.graph.graph_elements import texts_to_embed
+from graphunified_query.core.providers.embedding_cache import EmbeddingCache, text_hash
+from graphunified_query.core.providers.fused_embedder import calibrated_embedder
 from graphunified_query.core.providers.local_embedder import BATCH_COST_TOKENS
 from graphunified_query.core.stores.parquet import read_partitions
 from tests.conftest import SAMPLE_DOCS
@@ -173,3 +175,40 @@ def test_with_relationships_embedded_whole_the_document_run_embeds_the_names_alo
         assert names and not none
         assert texts_to_embed(rows, sentences_too=True)[1]
         assert _latest_metadata(instance, "extractions")["embed_texts"].value == len(names)
+
+
+@pytest.mark.slow
+def test_the_document_run_embeds_the_graphs_names_with_every_model_the_global_steps_use(
+    input_dir: Path, home: Path
+) -> None:
+    # Names: the calibrated MiniLM for resolution, and each fused model (the optimized MiniLM, e5)
+    # for the relationship vectors; sentences: each fused model. The global steps then find them
+    # cached instead of embedding them one step at a time.
+    (home / "settings.yaml").write_text(
+        "embedding:\n  models:\n    - name: all-MiniLM-L6-v2\n      variant: optimized\n"
+        "    - name: multilingual-e5-small-q4\n"
+    )
+    resource = GraphUnifiedResource(home=str(home), input_dir=str(input_dir))
+    keys = sorted(SAMPLE_DOCS)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("documents", keys)
+        index_job = build_definitions(resource).resolve_job_def(INDEX_DOCUMENTS)
+        assert index_job.execute_in_process(
+            instance=instance, tags=partition_range_tags(keys[0], keys[-1])
+        ).success
+        rows = read_partitions(sorted(resource.layout.partition_dir("extractions").glob("*.parquet")))
+        names, sentences = texts_to_embed(rows.to_pylist(), sentences_too=True)
+    embedder = resource.embedder()
+    models = [part.model_name for part in embedder.provider.parts]  # type: ignore[attr-defined]
+    assert models == ["all-MiniLM-L6-v2+opt-int8pc", "multilingual-e5-small-q4"]
+    cached = EmbeddingCache(resource.layout.embedding_cache)
+
+    def held(model: str, texts: list[str]) -> int:
+        return len(cached.get_many(model, "document", [text_hash(t) for t in texts]))
+
+    assert names and sentences
+    assert held(calibrated_embedder(embedder).model_name, names) == len(names)
+    assert calibrated_embedder(embedder).model_name == "all-MiniLM-L6-v2"
+    for model in models:
+        assert held(model, names) == len(names)
+        assert held(model, sentences) == len(set(sentences))

@@ -21,7 +21,7 @@ from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_assets.ops.index_progress import work_progress
 from graphunified_query.core.artifacts import EXTRACTIONS, RELATIONSHIP_KEYWORDS, RELATIONSHIPS
 from graphunified_query.core.providers.cost import BudgetExceeded
-from graphunified_query.core.providers.fused_embedder import calibrated_embedder, primary_embedder
+from graphunified_query.core.providers.fused_embedder import calibrated_embedder
 from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.tables import EXTRACTIONS_SCHEMA
 
@@ -127,9 +127,10 @@ def _parse_keyword_texts(graphunified: GraphUnifiedResource, table: pa.Table) ->
 
 def _embed_graph_texts(graphunified: GraphUnifiedResource, table: pa.Table) -> None:
     """Embeds these documents' entity names and description sentences into the embedding cache
-    (`texts_to_embed`), so the model's graph work spreads with the document runs and
-    `graph_elements`, one global step, finds their vectors cached (its `embed_texts` is then
-    absent: no batch ran). The step's own `embed_*` metadata counts what the model computed.
+    (`texts_to_embed`), with every model the global steps embed them with, so the model's graph
+    work spreads with the document runs and `graph_elements` and `graph_vectors`, global steps,
+    find their vectors cached (`graph_elements`' `embed_texts` is then absent: no batch ran). The
+    step's own `embed_*` metadata counts what the model computed.
 
     Every description sentence only where they are all read anyway: extractive summaries rank
     some, and composed relationship vectors (the local model's default) are made of all the
@@ -139,14 +140,14 @@ def _embed_graph_texts(graphunified: GraphUnifiedResource, table: pa.Table) -> N
     every_sentence = graphunified.summarizer() is None and RELATIONSHIPS in graphunified.composed_vectors()
     names, sentences = texts_to_embed(rows, sentences_too=every_sentence)
     embedder = graphunified.embedder()
-    # The embedders graph_elements uses: names are resolved with the first model's calibrated
-    # variant, sentences ranked with the first model as configured.
-    resolver, describer = calibrated_embedder(embedder), primary_embedder(embedder)
+    # Names are resolved with the first model in the variant its threshold was set on.
+    resolver = calibrated_embedder(embedder)
     resolver.embed(names)
-    # The first model's relationship vectors mix their endpoints' names in: under another variant
-    # than the calibrated one, the names are embedded in that one too.
-    other_variant = describer.model_name != resolver.model_name
-    describer.embed(sentences + names if other_variant else sentences)
+    # The tables' embedder (every configured model, each cached under its own name) makes composed
+    # relationship vectors of these sentences and mixes the endpoints' names into every
+    # relationship vector; its first model ranks the summaries' sentences. Under another variant
+    # or with fused models the names are embedded again (the resolver's vectors are looked up).
+    embedder.embed(sentences + names if embedder.model_name != resolver.model_name else sentences)
 
 
 def _cost(extractor: object) -> dict[str, float | int]:
