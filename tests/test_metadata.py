@@ -154,6 +154,17 @@ def test_sample_corpus_materializations_carry_numeric_metadata(input_dir: Path, 
         assert evaluation.metadata["seconds_behind"].value > 0
 
 
+def _index_sample_documents(resource: GraphUnifiedResource, instance: dg.DagsterInstance) -> list[dict]:
+    """The document runs over the sample documents, in one run; their extraction rows."""
+    keys = sorted(SAMPLE_DOCS)
+    instance.add_dynamic_partitions("documents", keys)
+    index_job = build_definitions(resource).resolve_job_def(INDEX_DOCUMENTS)
+    tags = partition_range_tags(keys[0], keys[-1])
+    assert index_job.execute_in_process(instance=instance, tags=tags).success
+    files = sorted(resource.layout.partition_dir("extractions").glob("*.parquet"))
+    return read_partitions(files).to_pylist()
+
+
 @pytest.mark.slow
 def test_with_relationships_embedded_whole_the_document_run_embeds_the_names_alone(
     input_dir: Path, home: Path
@@ -162,15 +173,8 @@ def test_with_relationships_embedded_whole_the_document_run_embeds_the_names_alo
     # embedded for nothing (with a provider, paid for); graph_elements embeds those its summaries rank.
     (home / "settings.yaml").write_text("embedding:\n  composed_vectors: [reports, report_points]\n")
     resource = GraphUnifiedResource(home=str(home), input_dir=str(input_dir))
-    keys = sorted(SAMPLE_DOCS)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("documents", keys)
-        index_job = build_definitions(resource).resolve_job_def(INDEX_DOCUMENTS)
-        assert index_job.execute_in_process(
-            instance=instance, tags=partition_range_tags(keys[0], keys[-1])
-        ).success
-        files = sorted(resource.layout.partition_dir("extractions").glob("*.parquet"))
-        rows = read_partitions(files).to_pylist()
+        rows = _index_sample_documents(resource, instance)
         names, none = texts_to_embed(rows, sentences_too=False)
         assert names and not none
         assert texts_to_embed(rows, sentences_too=True)[1]
@@ -189,15 +193,8 @@ def test_the_document_run_embeds_the_graphs_names_with_every_model_the_global_st
         "    - name: multilingual-e5-small-q4\n"
     )
     resource = GraphUnifiedResource(home=str(home), input_dir=str(input_dir))
-    keys = sorted(SAMPLE_DOCS)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("documents", keys)
-        index_job = build_definitions(resource).resolve_job_def(INDEX_DOCUMENTS)
-        assert index_job.execute_in_process(
-            instance=instance, tags=partition_range_tags(keys[0], keys[-1])
-        ).success
-        rows = read_partitions(sorted(resource.layout.partition_dir("extractions").glob("*.parquet")))
-        names, sentences = texts_to_embed(rows.to_pylist(), sentences_too=True)
+        names, sentences = texts_to_embed(_index_sample_documents(resource, instance), sentences_too=True)
     embedder = resource.embedder()
     models = [part.model_name for part in embedder.provider.parts]  # type: ignore[attr-defined]
     assert models == ["all-MiniLM-L6-v2+opt-int8pc", "multilingual-e5-small-q4"]

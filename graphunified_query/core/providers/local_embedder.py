@@ -130,7 +130,7 @@ class LocalMiniLMEmbedder:
         variant = MODEL.calibrated_variant()
         if variant is None or variant == self.variant:
             return self
-        if self._calibrated is None:  # one, with its own tokenizer copy; the ONNX session is shared
+        if self._calibrated is None:  # made once; ONNX sessions are cached per model file
             self._calibrated = LocalMiniLMEmbedder(
                 max_length=self.max_length,
                 batch_size=self.batch_size,
