@@ -16,6 +16,8 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphunified_query.core.artifacts import REPORT_POINT_VECTORS
 
@@ -28,6 +30,15 @@ def report_points(report: Mapping[str, Any]) -> list[str]:
     points = [report["summary"]] if report["summary"] else []
     points += [f"{f['summary']}: {f['explanation']}" for f in report["findings"] or []]
     return [" ".join(p.split())[:MAX_POINT_CHARS] for p in points]
+
+
+def point_count(reports: pa.Table) -> int:
+    """How many points ``reports`` (their ``summary`` and ``findings`` columns) have, as
+    `report_points` makes them: a non-empty summary, then one per finding."""
+    summaries = reports.column("summary")
+    with_summary = pc.sum(pc.fill_null(pc.greater(pc.utf8_length(summaries), 0), False)).as_py() or 0
+    findings = pc.sum(pc.list_value_length(reports.column("findings"))).as_py() or 0
+    return with_summary + findings
 
 
 class ReportPoints:
