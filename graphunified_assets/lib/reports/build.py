@@ -60,10 +60,13 @@ def build_reports(
     condense_above_tokens: int = 0,
 ) -> ReportBuild:
     reusable = _reusable(previous, reporter.name)
-    rows = communities.to_pylist()
-    build = ReportBuild(table=pa.Table.from_pylist([], schema=COMMUNITY_REPORTS_SCHEMA))
-    todo = [row for row in rows if row["content_hash"] not in reusable]
-    build.reused = len(rows) - len(todo)
+    hashes = communities.column("content_hash").to_pylist()
+    kept = [i for i, content_hash in enumerate(hashes) if content_hash in reusable]
+    # Only the communities to write become Python rows: decoding all 15K communities and reports
+    # of the 12.6K-passage home took 2-3 s of an update that writes a handful of reports.
+    written = [i for i, content_hash in enumerate(hashes) if content_hash not in reusable]
+    todo = communities.take(pa.array(written, pa.int64())).to_pylist()
+    build = ReportBuild(table=COMMUNITY_REPORTS_SCHEMA.empty_table(), reused=len(kept))
     # Only the members of communities to write are read: decoding all 317K relationships of the
     # 12.6K-passage home took 7.5 s of an update that writes a handful of reports.
     entity_rows = rows_by_id(entities, {e for row in todo for e in row["entity_ids"]})
@@ -87,20 +90,23 @@ def build_reports(
             return fallback(context, row["size"]), fallback.name + FALLBACK_SUFFIX
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        generated = dict(zip((r["content_hash"] for r in todo), pool.map(generate, todo), strict=True))
+        # Communities with one content hash (a parent whose one child holds all its members) share a report.
+        reports = dict(zip((row["content_hash"] for row in todo), pool.map(generate, todo), strict=True))
+    made = [_report_row(row, *reports[row["content_hash"]]) for row in todo]
     build.generated = len(todo)
-    out = []
-    for row in rows:
-        if row["content_hash"] in generated:
-            report, generator = generated[row["content_hash"]]
-            made = _report_row(row, report, generator)
-        else:
-            reused = reusable[row["content_hash"]]
-            # Reports written before token_count was a column are counted on reuse.
-            tokens = reused.get("token_count") or count_tokens(reused["full_content"])
-            made = {**reused, **_placement(row), "token_count": tokens}
-        out.append({**made, "id": report_id(row["id"], made["full_content"])})
-    build.table = pa.Table.from_pylist(out, schema=COMMUNITY_REPORTS_SCHEMA)
+    fresh = pa.Table.from_pylist(
+        [
+            {**row, "id": report_id(community["id"], row["full_content"])}
+            for row, community in zip(made, todo, strict=True)
+        ],
+        schema=COMMUNITY_REPORTS_SCHEMA,
+    )
+    reused = _reused_rows(
+        previous, [reusable[hashes[i]] for i in kept], communities.take(pa.array(kept, pa.int64()))
+    )
+    # Back in the communities' order.
+    order = pa.array(sorted(range(len(hashes)), key=[*kept, *written].__getitem__), pa.int64())
+    build.table = pa.concat_tables([reused, fresh]).take(order) if hashes else build.table
     return build
 
 
@@ -112,23 +118,54 @@ def rows_by_id(table: pa.Table, ids: set[str]) -> dict[str, dict[str, Any]]:
     return {row["id"]: row for row in wanted.to_pylist()}
 
 
-def _reusable(previous: pa.Table | None, generator: str) -> dict[str, dict[str, Any]]:
+def _reusable(previous: pa.Table | None, generator: str) -> dict[str, int]:
+    """content hash -> the previous table's row holding its report by ``generator`` (the last)."""
     if previous is None:
         return {}
-    return {row["content_hash"]: row for row in previous.to_pylist() if row["generator"] == generator}
+    hashes, generators = (previous.column(c).to_pylist() for c in ("content_hash", "generator"))
+    return {h: i for i, (h, g) in enumerate(zip(hashes, generators, strict=True)) if g == generator}
+
+
+def _reused_rows(previous: pa.Table | None, rows: list[int], communities: pa.Table) -> pa.Table:
+    """The previous reports at ``rows``, placed where ``communities`` (one per row) sit now, with
+    this run's ids; reports written before token_count was a column are counted."""
+    if previous is None or not rows:
+        return COMMUNITY_REPORTS_SCHEMA.empty_table()
+    taken = previous.take(pa.array(rows, pa.int64()))
+    columns: dict[str, pa.Array | pa.ChunkedArray] = {}
+    for column in COMMUNITY_REPORTS_SCHEMA:
+        if column.name in PLACEMENT:
+            columns[column.name] = communities.column(PLACEMENT[column.name])
+        elif column.name in taken.column_names:
+            columns[column.name] = taken.column(column.name)
+        else:  # a column added since the previous table was written
+            columns[column.name] = pa.nulls(len(rows), column.type)
+    contents = columns["full_content"].to_pylist()
+    tokens = columns["token_count"].to_pylist()
+    columns["token_count"] = pa.array(
+        [count if count else count_tokens(text) for count, text in zip(tokens, contents, strict=True)],
+        pa.int64(),
+    )
+    ids = communities.column("id").to_pylist()
+    columns["id"] = pa.array([report_id(i, text) for i, text in zip(ids, contents, strict=True)], pa.string())
+    return pa.table(columns, schema=COMMUNITY_REPORTS_SCHEMA)
+
+
+# A report's columns that say where its community sits in this run's hierarchy (numbers may shift
+# between runs): the community table's column each is read from.
+PLACEMENT = {
+    "human_readable_id": "community",
+    "community": "community",
+    "level": "level",
+    "parent": "parent",
+    "children": "children",
+    "period": "period",
+    "size": "size",
+}
 
 
 def _placement(row: Mapping[str, Any]) -> dict[str, Any]:
-    """Where a community sits in this run's hierarchy (numbers may shift between runs)."""
-    return {
-        "human_readable_id": row["community"],
-        "community": row["community"],
-        "level": row["level"],
-        "parent": row["parent"],
-        "children": row["children"],
-        "period": row["period"],
-        "size": row["size"],
-    }
+    return {column: row[source] for column, source in PLACEMENT.items()}
 
 
 def report_id(community_id: str, content: str) -> str:
