@@ -6,7 +6,7 @@ import random
 
 import pyarrow as pa
 
-from graphunified_assets.lib.graph.communities import communities_table
+from graphunified_assets.lib.graph.communities import communities_table, community_hash
 from graphunified_assets.lib.graph.leiden import (
     Clustering,
     LeidenParameters,
@@ -152,6 +152,21 @@ def test_a_changed_description_changes_only_its_communities_hash() -> None:
         if b["content_hash"] != a["content_hash"]
     ]
     assert len(changed) == 2 and all("ax3" in members for members in changed)  # its level-0 and level-1
+
+
+def test_each_hash_is_community_hash_of_its_members_and_inner_edges() -> None:
+    # The GraphRAG importer hashes with `community_hash`: a table hashed another way would make
+    # every imported report look stale.
+    edges = _graph()
+    table = _table(edges)
+    relationships = _relationships(edges).to_pylist()
+    nodes = sorted({n for s, t, _ in edges for n in (s, t)})
+    for row in table.to_pylist():
+        inside = set(row["entity_ids"])
+        internal = [r for r in relationships if r["source_id"] in inside and r["target_id"] in inside]
+        assert row["relationship_ids"] == sorted(r["id"] for r in internal)
+        descriptions = {n: f"entity {n}" for n in nodes}
+        assert row["content_hash"] == community_hash(row["entity_ids"], descriptions, internal)
 
 
 def test_no_relationships_means_no_communities() -> None:
