@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from graphunified_query.core.indexes.bm25 import BM25Index, tokenize
 from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
@@ -50,6 +51,27 @@ def test_ppr_graph_is_symmetric_sums_parallel_edges_and_round_trips(tmp_path: Pa
     loaded = PPRGraph.load(tmp_path / "ppr.npz")
     assert loaded.node_ids == graph.node_ids and loaded.index["c2"] == 3
     np.testing.assert_allclose(loaded.adjacency.toarray(), dense)
+
+
+@pytest.mark.parametrize("nodes", [0, 3])
+def test_a_ppr_graph_saved_with_unicode_ids_before_reads_as_it_did(tmp_path: Path, nodes: int) -> None:
+    # Homes not refreshed since the ids became UTF-8 bytes still answer; an empty graph round-trips.
+    ids = ["ent-é", "Bücher.txt#0", "c2"][:nodes]
+    graph = PPRGraph.from_edges(ids[:1], ids[1:], [(ids[0], ids[1], 2.0)] if nodes else [])
+    matrix = graph.adjacency
+    np.savez_compressed(
+        tmp_path / "old.npz",
+        node_ids=np.asarray(graph.node_ids, dtype=np.str_),
+        n_entities=np.int64(graph.n_entities),
+        data=matrix.data,
+        indices=matrix.indices,
+        indptr=matrix.indptr,
+    )
+    graph.save(tmp_path / "new.npz")
+    for name in ("old.npz", "new.npz"):
+        loaded = PPRGraph.load(tmp_path / name)
+        assert loaded.node_ids == graph.node_ids and loaded.n_entities == graph.n_entities
+        np.testing.assert_allclose(loaded.adjacency.toarray(), matrix.toarray())
 
 
 def test_manifest_records_upstream_fingerprints(tmp_path: Path) -> None:

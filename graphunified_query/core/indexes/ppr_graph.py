@@ -1,7 +1,10 @@
 """The HippoRAG graph as one sparse matrix: entity and passage (chunk) nodes, symmetric weights.
 
-Nodes ``[0, n_entities)`` are entities, the rest are chunks. Stored as a compressed ``.npz`` so
-the query side loads it in milliseconds and runs PPR as scipy sparse power iteration.
+Nodes ``[0, n_entities)`` are entities, the rest are chunks. Stored as an ``.npz`` of the CSR
+arrays and the node ids as UTF-8 bytes with their lengths, so the query side loads it in
+milliseconds and runs PPR as scipy sparse power iteration. Not compressed: every update rewrites
+it, and at 12.6K passages (84K nodes, 943K entries) zlib took 1.0 s of that against 0.05 s, for
+a file of 11 MB instead of 4.4 MB (the ids had been fixed-width unicode, 22 MB before zlib).
 """
 
 from __future__ import annotations
@@ -44,9 +47,11 @@ class PPRGraph:
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         staging = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(
+        encoded = [node.encode() for node in self.node_ids]
+        np.savez(
             staging,
-            node_ids=np.asarray(self.node_ids, dtype=np.str_),
+            node_bytes=np.frombuffer(b"".join(encoded), np.uint8),
+            node_lengths=np.asarray([len(b) for b in encoded], np.int64),
             n_entities=np.int64(self.n_entities),
             data=self.adjacency.data,
             indices=self.adjacency.indices,
@@ -57,9 +62,16 @@ class PPRGraph:
     @classmethod
     def load(cls, path: Path) -> PPRGraph:
         with np.load(path, allow_pickle=False) as saved:
-            n = len(saved["node_ids"])
+            if "node_ids" in saved.files:  # written before the ids were bytes: homes not refreshed since
+                node_ids = tuple(saved["node_ids"].tolist())
+            else:
+                data = saved["node_bytes"].tobytes()
+                ends = np.cumsum(saved["node_lengths"]).tolist()
+                starts = [0, *ends][: len(ends)]
+                node_ids = tuple(data[a:b].decode() for a, b in zip(starts, ends, strict=True))
+            n = len(node_ids)
             matrix = sp.csr_matrix((saved["data"], saved["indices"], saved["indptr"]), shape=(n, n))
-            return cls(tuple(saved["node_ids"].tolist()), int(saved["n_entities"]), matrix)
+            return cls(node_ids, int(saved["n_entities"]), matrix)
 
     @property
     def n_edges(self) -> int:
