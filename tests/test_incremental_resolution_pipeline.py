@@ -71,7 +71,7 @@ def test_an_added_document_is_resolved_incrementally_with_a_full_builds_result(
     updated = tmp_path / "updated"
     _index(updated, tmp_path / "some", SAMPLE_DOCS, voyage)
     before = _entities(updated)
-    assert (HomeLayout.at(updated).cache / "resolution_pairs.json.gz").exists()
+    assert (HomeLayout.at(updated).cache / "resolution_pairs.pickle").exists()
     _index(updated, tmp_path / "some", ADDED, voyage)
     assert _entities(updated) == expected
     assert _metadata("entities")["build"] == "patched"  # the last build's tables, patched

@@ -35,7 +35,8 @@ from graphunified_query.core.providers.llm_cache import LLMCache
 from graphunified_query.core.stores.parquet import stage_batches
 from graphunified_query.core.tables import stamp_indexed_at
 
-PAIR_MEMORY = "resolution_pairs.json.gz"  # in the home's cache folder: deleting it costs one full resolution
+PAIR_MEMORY = "resolution_pairs.pickle"  # in the home's cache folder: deleting it costs one full resolution
+OLD_PAIR_MEMORY = "resolution_pairs.json.gz"  # its format before version 2, removed once replaced
 GRAPH_STATE = "graph_state.pickle"  # ditto: deleting it makes the next update a build from nothing
 
 
@@ -138,6 +139,7 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
         # enabled strategy reads keywords).
         keywords_cache.keep_only(phrases.keys(rows.relationship_texts()) if phrases is not None else ())
         memory.save(layout.cache / PAIR_MEMORY)
+        (layout.cache / OLD_PAIR_MEMORY).unlink(missing_ok=True)
         state.record_documents(stamps, chunks)
         state.tables = {name: file_identity(path) for name, path in staged.items()}  # a rename keeps them
         for name, path in staged.items():  # the three tables replaced together, once all are made
