@@ -281,6 +281,28 @@ def test_an_update_decodes_only_the_members_of_communities_it_rewrites() -> None
     assert changed.table.equals(build_reports(_communities("h-mill-2"), **common).table)
 
 
+def test_reports_written_under_an_older_schema_are_reused_as_the_current_one() -> None:
+    """Reused reports are taken from the previous table column by column: one written before
+    token_count existed, with its findings' fields in another order, still gives today's rows."""
+    fallback = ExtractiveReporter(largest_community=3)
+    common = {
+        "entities": ENTITIES,
+        "relationships": RELATIONSHIPS,
+        "reporter": fallback,
+        "fallback": fallback,
+    }
+    first = build_reports(_communities(), **common).table
+    finding = pa.struct([("summary", pa.string()), ("explanation", pa.string())])
+    older = first.drop_columns(["token_count"])
+    older = older.set_column(
+        older.schema.get_field_index("findings"),
+        pa.field("findings", pa.list_(finding)),
+        pa.array(older.column("findings").to_pylist(), pa.list_(finding)),
+    )
+    again = build_reports(_communities(), previous=older, **common)
+    assert again.reused == first.num_rows and again.table.equals(first)
+
+
 def test_a_failing_report_falls_back_without_losing_the_others() -> None:
     def responder(body: dict[str, Any]) -> Any:
         if "Kestrel" in body["messages"][0]["content"]:

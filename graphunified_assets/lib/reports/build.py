@@ -136,10 +136,12 @@ def _reused_rows(previous: pa.Table | None, rows: list[int], communities: pa.Tab
     for column in COMMUNITY_REPORTS_SCHEMA:
         if column.name in PLACEMENT:
             columns[column.name] = communities.column(PLACEMENT[column.name])
-        elif column.name in taken.column_names:
-            columns[column.name] = taken.column(column.name)
-        else:  # a column added since the previous table was written
+        elif column.name not in taken.column_names:  # a column added since the table was written
             columns[column.name] = pa.nulls(len(rows), column.type)
+        elif taken.schema.field(column.name).type != column.type:  # written under an older type
+            columns[column.name] = pa.array(taken.column(column.name).to_pylist(), column.type)
+        else:
+            columns[column.name] = taken.column(column.name)
     contents = columns["full_content"].to_pylist()
     tokens = columns["token_count"].to_pylist()
     columns["token_count"] = pa.array(
