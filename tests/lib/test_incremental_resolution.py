@@ -145,7 +145,7 @@ def test_a_memory_made_with_another_model_or_threshold_is_not_used(tmp_path: Pat
 
 
 def test_the_memory_round_trips_and_one_saved_as_gzipped_json_before_is_not_read(tmp_path: Path) -> None:
-    """Version 2 pickles the pairs (gzipped JSON took 2.0 s of every 12.6K update). A version-1
+    """Version 2 pickles the pairs (gzipped JSON took 1.1 s of every 12.6K update). A version-1
     file is not read, so the first update after the upgrade compares every name once, with the
     name vectors kept beside it: reading 78K of them back from the embedding cache took minutes."""
     import gzip
