@@ -164,6 +164,17 @@ def _client(server: FakeAnthropicServer) -> ClaudeClient:
     return ClaudeClient(settings, Settings().prices, api_key="test-key", base_delay=0.001)
 
 
+def _inputs(reporter: Any = None) -> dict[str, Any]:
+    """build_reports' tables and reporters: ``reporter`` (extractive by default), extractive fallback."""
+    fallback = ExtractiveReporter(largest_community=3)
+    return {
+        "entities": ENTITIES,
+        "relationships": RELATIONSHIPS,
+        "reporter": reporter or fallback,
+        "fallback": fallback,
+    }
+
+
 def test_extractive_report_names_central_entities_and_source_sentences() -> None:
     context = community_context(
         ["e1", "e2", "e3"],
@@ -229,14 +240,8 @@ def test_a_report_still_invalid_after_the_repair_is_an_error() -> None:
 
 
 def test_unchanged_communities_reuse_their_reports(claude: FakeAnthropicServer) -> None:
-    reporter = LLMReporter(_client(claude))
-    fallback = ExtractiveReporter(largest_community=3)
-    common = {
-        "entities": ENTITIES,
-        "relationships": RELATIONSHIPS,
-        "reporter": reporter,
-        "fallback": fallback,
-    }
+    common = _inputs(LLMReporter(_client(claude)))
+    fallback = common["fallback"]
     first = build_reports(_communities(), **common)
     assert len(claude.requests) == 2
     again = build_reports(_communities(), previous=first.table, **common)
@@ -261,13 +266,7 @@ def test_an_update_decodes_only_the_members_of_communities_it_rewrites() -> None
     assert rows_by_id(RELATIONSHIPS, set()) == {}
     rows = rows_by_id(ENTITIES, {"e2", "e-none"})
     assert set(rows) == {"e2"} and rows["e2"] == next(r for r in ENTITIES.to_pylist() if r["id"] == "e2")
-    fallback = ExtractiveReporter(largest_community=3)
-    common = {
-        "entities": ENTITIES,
-        "relationships": RELATIONSHIPS,
-        "reporter": fallback,
-        "fallback": fallback,
-    }
+    common = _inputs()
     first = build_reports(_communities(), **common)
     # Unchanged communities: the entity and relationship tables are not touched at all.
     unread = cast(pa.Table, _Unread())
@@ -284,13 +283,7 @@ def test_an_update_decodes_only_the_members_of_communities_it_rewrites() -> None
 def test_reports_written_under_an_older_schema_are_reused_as_the_current_one() -> None:
     """Reused reports are taken from the previous table column by column: one written before
     token_count existed, with its findings' fields in another order, still gives today's rows."""
-    fallback = ExtractiveReporter(largest_community=3)
-    common = {
-        "entities": ENTITIES,
-        "relationships": RELATIONSHIPS,
-        "reporter": fallback,
-        "fallback": fallback,
-    }
+    common = _inputs()
     first = build_reports(_communities(), **common).table
     finding = pa.struct([("summary", pa.string()), ("explanation", pa.string())])
     older = first.drop_columns(["token_count"])
@@ -339,13 +332,7 @@ def test_a_failing_report_falls_back_without_losing_the_others() -> None:
 
 def test_a_community_with_little_to_condense_gets_the_extractive_report(claude: FakeAnthropicServer) -> None:
     # One LLM report per community, most of them a few entities, was 1.3-1.5 calls per chunk.
-    common = {
-        "entities": ENTITIES,
-        "relationships": RELATIONSHIPS,
-        "reporter": LLMReporter(_client(claude)),
-        "fallback": ExtractiveReporter(largest_community=3),
-        "chunk_text": CHUNKS.get,
-    }
+    common = {**_inputs(LLMReporter(_client(claude))), "chunk_text": CHUNKS.get}
     build_reports(_communities(), **common)  # 0: every community by the LLM
     shorter, longer = sorted(len(body["messages"][0]["content"]) // 4 for body in claude.bodies)
     assert shorter < longer
@@ -365,12 +352,7 @@ def test_report_ids_are_unique_when_communities_share_a_report(claude: FakeAnthr
     [mill, dam] = _communities().to_pylist()
     parent = {**mill, "id": "k2", "community": 2, "level": 1, "children": [0]}
     communities = pa.Table.from_pylist([mill, dam, parent], schema=COMMUNITIES_SCHEMA)
-    common = {
-        "entities": ENTITIES,
-        "relationships": RELATIONSHIPS,
-        "reporter": LLMReporter(_client(claude)),
-        "fallback": ExtractiveReporter(largest_community=3),
-    }
+    common = _inputs(LLMReporter(_client(claude)))
     first = build_reports(communities, **common)
     ids = first.table.column("id").to_pylist()
     assert len(set(ids)) == 3
