@@ -13,9 +13,14 @@ import pytest
 from graphunified_assets.defs.assets import report_vectors
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.vectors import lance_slices
+from graphunified_assets.lib.vectors.composed_vectors import ReportEmbedding
+from graphunified_assets.lib.vectors.piece_memory import REPORT_PIECES, PieceMemory
 from graphunified_assets.ops.indexing import index
 from graphunified_query.core.artifacts import REPORT_POINT_VECTORS
+from graphunified_query.core.indexes.manifest import read_manifest
+from graphunified_query.core.indexes.report_points import report_points
 from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.stores.parquet import read_table
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.voyage_server import FakeVoyageServer
 from tests.test_graph_pipeline import _resource, servers  # noqa: F401 (the fixture)
@@ -66,10 +71,7 @@ def _computed() -> dict[str, object]:
     """Rows each sliced table computed in the last run (its step's metadata)."""
     found: dict[str, object] = {}
     for asset in ("graph_vectors", "report_vectors"):
-        event = dg.DagsterInstance.get().get_latest_materialization_event(dg.AssetKey(asset))
-        assert event is not None and event.asset_materialization is not None
-        metadata = event.asset_materialization.metadata
-        found.update({k: v.value for k, v in metadata.items() if k.endswith("_computed")})
+        found.update({k: v for k, v in _metadata(asset).items() if k.endswith("_computed")})
     return found
 
 
@@ -128,7 +130,32 @@ def test_choosing_composed_vectors_recomputes_those_tables_and_updates_compose_t
     for name in ("report_vectors", REPORT_POINT_VECTORS):
         assert composed[name] != whole[name]
     assert composed["entity_vectors"] == whole["entity_vectors"]
-    # An update composes as a full rewrite does.
+    assert _remembered_pieces(home) == _report_pieces(home)
+    # An update composes as a full rewrite does, its reports' pieces read from the piece memory.
     (input_dir / "observatory.md").write_text(ADDED)
     index(resource, echo=lambda _: None)
+    assert _metadata("report_vectors")["pieces_remembered"] > 0  # type: ignore[operator]
+    assert _remembered_pieces(home) == _report_pieces(home)
     assert _tables(home) == _rewritten(home, resource)
+
+
+def _metadata(asset: str) -> dict[str, object]:
+    event = dg.DagsterInstance.get().get_latest_materialization_event(dg.AssetKey(asset))
+    assert event is not None and event.asset_materialization is not None
+    return {k: v.value for k, v in event.asset_materialization.metadata.items()}
+
+
+def _remembered_pieces(home: Path) -> set[str]:
+    layout = HomeLayout.at(home)
+    model = read_manifest(layout.index_path("report_vectors"))["model"]  # type: ignore[index]
+    memory = PieceMemory.load(layout.cache / REPORT_PIECES, model)
+    assert len(memory.texts) == len(set(memory.texts))
+    return set(memory.texts)
+
+
+def _report_pieces(home: Path) -> set[str]:
+    """Every piece the current reports' texts and points are composed from."""
+    rows = read_table(HomeLayout.at(home).table_path("community_reports")).to_pylist()
+    texts = ReportEmbedding(rows, [report_vectors.report_text(r) for r in rows], [], frozenset({"reports"}))
+    points = ReportEmbedding(rows, [], [report_points(r) for r in rows], frozenset({"report_points"}))
+    return {piece for found in (*texts.row_pieces(), *points.row_pieces()) for piece in found}

@@ -4,6 +4,7 @@ shards by community, side by side, and committed at once (`sharded.ShardedOps`).
 """
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -20,6 +21,12 @@ from graphunified_assets.lib.reports.report_slices import points_change, report_
 from graphunified_assets.lib.vectors.composed_vectors import ReportEmbedding
 from graphunified_assets.lib.vectors.distinct_embedding import Embed, embed_rows
 from graphunified_assets.lib.vectors.lance_slices import StoredVectors, apply_change, rewrite
+from graphunified_assets.lib.vectors.piece_memory import (
+    REPORT_PIECES,
+    PieceLookup,
+    PieceMemory,
+    communities_of,
+)
 from graphunified_assets.lib.vectors.shard_staging import Shard, Staging, split
 from graphunified_assets.ops.index_progress import embed_in_tenths, work_progress
 from graphunified_query.core.artifacts import COMMUNITY_REPORTS, REPORT_POINT_VECTORS, REPORT_VECTORS
@@ -121,15 +128,26 @@ def _report_shard(graphunified: GraphUnifiedResource, stage: Staging, shard: Sha
         embed_in_tenths(embedder.embed, [*vectors.wanted(), *point_vectors.wanted()], progress)
     # Stored vectors made another way are not reused, so not read (101K report points: ~0.3 GB).
     stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name) if plan["same"] else None
-    embed = _reusing(stored, vectors.reports(embedder.embed))
+    # A rewritten report's pieces are mostly its previous version's: read from one file, not the cache.
+    pieces = PieceLookup(PieceMemory.load(_pieces_path(graphunified), embedder.model_name), embedder.embed)
+    embed = _reusing(stored, vectors.reports(pieces))
     stage.write_rows(shard, _report_table(parts[REPORT_VECTORS], texts, embedder, embed))
     stored_points = StoredVectors(db, REPORT_POINT_VECTORS, embedder.model_name) if plan["same"] else None
-    embed_point = _reusing(stored_points, point_vectors.report_points(embedder.embed))
+    embed_point = _reusing(stored_points, point_vectors.report_points(pieces))
     point_rows = _point_table(parts[REPORT_POINT_VECTORS], points, embedder, embed_point)
     stage.write_rows(dataclasses.replace(shard, table=REPORT_POINT_VECTORS), point_rows)
+    staged = [
+        pieces.staged(name, part.column("community").to_pylist(), found.row_pieces())
+        for name, part, found in (
+            (REPORT_VECTORS, parts[REPORT_VECTORS], vectors),
+            (REPORT_POINT_VECTORS, parts[REPORT_POINT_VECTORS], point_vectors),
+        )
+    ]
+    stage.write_rows(dataclasses.replace(shard, table=REPORT_PIECES), pa.concat_tables(staged))
     return {
         "table": shard.table,
         "vectors_reused": sum(s.reused for s in (stored, stored_points) if s),  # stored texts, not embedded
+        "pieces_remembered": pieces.remembered,  # pieces read from the piece memory, not the cache
         "texts_embedded": embedder.texts_embedded - embedded_before,  # this step's, not the run's
     }
 
@@ -153,6 +171,7 @@ def _report_commit(graphunified: GraphUnifiedResource, stage: Staging, shards: l
                 else _point_table(none, [], embedder, embedder.embed)
             )
             db.create_table(name, data=rows, mode="overwrite")
+    _remember_pieces(graphunified, stage, plan)
     manifest = write_manifest(
         layout.index_path(REPORT_VECTORS),
         {COMMUNITY_REPORTS: file_fingerprint(layout.table_path(COMMUNITY_REPORTS))},
@@ -166,6 +185,26 @@ def _report_commit(graphunified: GraphUnifiedResource, stage: Staging, shards: l
         "model": embedder.model_name,
         "built_from": dg.MetadataValue.json(manifest["built_from"]),
     }
+
+
+def _pieces_path(graphunified: GraphUnifiedResource) -> Path:
+    return graphunified.layout.cache / REPORT_PIECES
+
+
+def _remember_pieces(graphunified: GraphUnifiedResource, stage: Staging, plan: dict[str, Any]) -> None:
+    """The piece memory after this commit: each recomputed or removed community's pieces replaced
+    by what its shard staged (all of them on a rewrite)."""
+    tables = plan["tables"].values()
+    if not plan["composed"] or not any(t["rewrite"] or t["positions"] or t["stale"] for t in tables):
+        return  # nothing composed, or nothing recomputed: the memory stands
+    path, model = _pieces_path(graphunified), graphunified.embedder().model_name
+    community = _planned_reports(graphunified.layout, plan).column("community")
+    dropped = {
+        name: None if entry["rewrite"] else {*communities_of(community, entry["positions"]), *entry["stale"]}
+        for name, entry in plan["tables"].items()
+    }
+    memory = PieceMemory() if all(t["rewrite"] for t in tables) else PieceMemory.load(path, model)
+    memory.updated(dropped, stage.read_table(REPORT_PIECES, plan["shards"])).save(path, model)
 
 
 def _reusing(stored: StoredVectors | None, embed: Embed) -> Embed:

@@ -112,6 +112,17 @@ class ReportEmbedding:
                 asked.update(dict.fromkeys(text for text_ in whole for text, _ in pieces[text_]))
         return list(asked)
 
+    def row_pieces(self) -> list[list[str]]:
+        """Per report, the pieces its text and its points are composed from (none when whole)."""
+        found: list[list[str]] = [[] for _ in range(max(len(self.texts), len(self.points)))]
+        if self.text_pieces is not None:
+            for row, text in enumerate(self.texts):
+                found[row] += [piece for piece, _ in self.text_pieces[text]]
+        if self.point_pieces is not None:
+            for row, points in enumerate(self.points):
+                found[row] += [piece for text in points for piece, _ in self.point_pieces[text]]
+        return found
+
     def reports(self, embed: Embed) -> Embed:
         return _composing(self.text_pieces, embed)
 
