@@ -4,11 +4,16 @@ holds what a full rewrite would: same ids, texts and vectors."""
 from __future__ import annotations
 
 from pathlib import Path
+from unittest.mock import patch
 
 import lancedb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from graphunified_assets.lib.vectors import lance_slices
 from graphunified_assets.lib.vectors.lance_slices import (
     COMPACT_FRAGMENTS,
     StoredVectors,
@@ -177,3 +182,43 @@ def test_stored_columns_reads_the_named_columns_of_every_row(tmp_path: Path) -> 
     assert sorted(ids) == sorted(rows.column("id").to_pylist())
     db.create_table("empty", rows.schema.empty_table())
     assert stored_columns(db, "empty", ["model"]).num_rows == 0
+
+
+texts_or_none = st.one_of(st.none(), st.sampled_from(["", "a", "b", "a\x1fb"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.integers(0, 30), texts_or_none, min_size=1),
+    st.dictionaries(st.integers(0, 30), texts_or_none, min_size=1),
+    st.sampled_from([pa.string(), pa.int64()]),
+)
+def test_the_change_of_unique_keys_is_what_comparing_each_row_gives(
+    wanted: dict[int, str | None], present: dict[int, str | None], key_type: pa.DataType
+) -> None:
+    """Computed: the wanted rows the store does not hold with the same text (a missing text reads
+    as empty); stale: the stored rows no wanted row holds, changed texts included."""
+
+    def column(values: list[int]) -> pa.Array:
+        return pc.cast(pa.array(values, pa.int64()), key_type)
+
+    stored = pa.table(
+        {
+            "id": column(list(present)),
+            "text": pa.array(list(present.values()), pa.string()),
+            "model": pa.array(["m"] * len(present), pa.string()),
+        }
+    )
+    keys, texts = column(list(wanted)), pa.array(list(wanted.values()), pa.string())
+    with patch.object(lance_slices, "REWRITE_SHARE", 1.0):
+        change = plan_change(keys, texts, stored, key="id", model="m")
+    assert change is not None
+
+    def same(key: int, text: str | None, other: dict[int, str | None]) -> bool:
+        return key in other and (other[key] or "") == (text or "")
+
+    assert change.compute.tolist() == [
+        i for i, (k, t) in enumerate(wanted.items()) if not same(k, t, present)
+    ]
+    expected_stale = [k for k, t in present.items() if not same(k, t, wanted)]
+    assert change.stale == [str(k) if key_type == pa.string() else k for k in expected_stale]

@@ -79,11 +79,12 @@ def plan_change(
         return None
     if pc.any(pc.not_equal(stored.column("model"), model)).as_py():
         return None
-    if _unique(keys) and _unique(stored.column(key)):
-        wanted = _pairs(keys, texts)
-        present = _pairs(stored.column(key), stored.column("text"))
-        reused = pc.is_in(wanted, value_set=present).to_numpy(zero_copy_only=False)
-        gone = pc.invert(pc.is_in(present, value_set=wanted))
+    stored_keys = stored.column(key)
+    if _unique(keys) and _unique(stored_keys):
+        if stored_keys.type != keys.type:
+            keys, stored_keys = pc.cast(keys, pa.string()), pc.cast(stored_keys, pa.string())
+        reused = _held(keys, texts, stored_keys, stored.column("text")).to_numpy(zero_copy_only=False)
+        gone = pc.invert(_held(stored_keys, stored.column("text"), keys, texts))  # or its text changed
         stale = stored.column(key).filter(gone).to_pylist()
     else:
         wanted_keys, wanted_texts = _grouped(keys, texts)
@@ -133,6 +134,14 @@ def vector_matrix(rows: pa.Table | pa.RecordBatch) -> np.ndarray:
 def _pairs(keys: pa.Array | pa.ChunkedArray, texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     strings = pc.cast(keys, pa.string()) if not pa.types.is_string(keys.type) else keys
     return pc.binary_join_element_wise(strings, pc.fill_null(texts, ""), _SEPARATOR)
+
+
+def _held(keys: Any, texts: Any, other_keys: Any, other_texts: Any) -> pa.Array:
+    """Per key, whether the other (unique) keys hold it with the same text. Looked up by key and
+    compared in place: hashing every joined (key, text) pair instead cost 0.5-1.7 s of each update
+    at 316K relationships, this 0.2 s."""
+    theirs = pc.fill_null(other_texts, "").take(pc.index_in(keys, value_set=other_keys))
+    return pc.fill_null(pc.equal(pc.fill_null(texts, ""), theirs), False)
 
 
 def _grouped(
