@@ -150,7 +150,7 @@ def _remembered_pieces(home: Path) -> set[str]:
     model = read_manifest(layout.index_path("report_vectors"))["model"]  # type: ignore[index]
     memory = PieceMemory.load(layout.cache / REPORT_PIECES, model)
     assert len(memory.texts) == len(set(memory.texts))
-    return set(memory.texts)
+    return memory.referenced()
 
 
 def _report_pieces(home: Path) -> set[str]:

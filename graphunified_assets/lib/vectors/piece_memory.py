@@ -1,24 +1,28 @@
-"""The vectors of each community report's pieces, kept so that an update reads them in one file.
+"""The vectors of each community report's pieces, kept so that an update need not fetch them again.
 
 Composed report texts and points (`composed_vectors`) are made of pieces: a title, summary
 sentences, finding headlines and explanation sentences. An update rewrites the reports of the
 communities it touched (342 of 15K when one passage joins the 12.6K-passage index), and almost
 every piece of a rewritten report is one its previous version had. Fetched from the embedding
 cache (SQLite keyed by hash, 1.7 GB at that scale), each of those ~6K pieces is a random read of
-the disk: 5-16 s of an update when the file's pages are not in memory. Here they are one file
-read whole (123K pieces, ~0.2 GB at that scale).
+the disk: 5-16 s of an update when the file's pages are not in memory. Here they are rows of one
+vectors file that an update appends to, and a small index (texts, references) read whole: a
+community's pieces were appended together, so reading them touches few pages.
 
-What it holds: each distinct piece once with its vector, and references saying which community's
-report text or points (``PIECE_TABLES``) were last computed from it. An update drops the
-references of the communities it recomputes or removes and adds those it computed; a piece no
-reference names leaves the file. A cache: a file of another model, torn or missing reads as
-empty, and the pieces come from the embedding cache as before. Its vectors are the ones the
-embedder returned, so a vector composed from them is the one composed without it.
+What it holds: a row per piece with its vector, and references saying which community's report
+text or points (``PIECE_TABLES``) were last computed from which rows. An update drops the
+references of the communities it recomputes or removes, adds those it computed, and appends rows
+for pieces it has not seen; once most rows are no community's any more, the next save writes only
+the referenced ones to a new file (`COMPACT_SHARE`). A cache: an index of another model, torn or
+missing, or naming a short vectors file, reads as empty, and the pieces come from the embedding
+cache as before. Its vectors are the ones the embedder returned, so a vector composed from them is
+the one composed without it.
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +35,9 @@ from graphunified_query.core.artifacts import REPORT_POINT_VECTORS, REPORT_VECTO
 
 Embed = Callable[[list[str]], np.ndarray]
 
-REPORT_PIECES = "report_pieces.npz"  # in the home's cache folder: deleting it costs one update's reads
+REPORT_PIECES = "report_pieces"  # a folder in the home's cache: deleting it costs one update's reads
 PIECE_TABLES = (REPORT_VECTORS, REPORT_POINT_VECTORS)  # a reference's table, by its position here
+COMPACT_SHARE = 0.5  # once more of the rows than this are no piece's any more, a save rewrites them
 STAGED_SCHEMA = pa.schema(  # what a shard stages: one row per (table, community, piece)
     [
         pa.field("table", pa.int8()),
@@ -41,60 +46,70 @@ STAGED_SCHEMA = pa.schema(  # what a shard stages: one row per (table, community
         pa.field("vector", pa.list_(pa.float32())),
     ]
 )
+_INDEX = "index.npz"
+
+
+def _no_rows() -> np.ndarray:
+    return np.empty((0, 0), np.float32)
 
 
 @dataclass
 class PieceMemory:
-    texts: list[str] = field(default_factory=list)  # each piece once
-    matrix: np.ndarray = field(default_factory=lambda: np.empty((0, 0), np.float32))  # a row per text
+    """Rows of piece vectors: those saved (a memory map of the folder's vectors file, which an
+    update only appends to) and those added since; each row's text; and the references."""
+
+    texts: list[str] = field(
+        default_factory=list
+    )  # a row's piece; rows no reference names stay until compacted
+    saved: np.ndarray = field(default_factory=_no_rows)  # rows 0 .. len(saved) - 1, in the vectors file
+    added: np.ndarray = field(default_factory=_no_rows)  # the rows after them, not saved yet
     tables: np.ndarray = field(default_factory=lambda: np.empty(0, np.int8))  # per reference
     communities: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # per reference
     pieces: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # per reference: its row
+    file: str = ""  # the vectors file's name in the folder
 
     @classmethod
-    def load(cls, path: Path, key: str) -> PieceMemory:
+    def load(cls, folder: Path, key: str) -> PieceMemory:
         """The memory saved under ``key`` (the model); empty when missing, torn or another key's."""
         try:
-            with np.load(path) as arrays:
-                if str(arrays["key"]) != key:
+            with np.load(folder / _INDEX) as index:
+                if str(index["key"]) != key:
                     return cls()
-                data = arrays["texts"].tobytes()
-                ends = np.cumsum(arrays["lengths"]).tolist()
+                data, ends = index["texts"].tobytes(), np.cumsum(index["lengths"]).tolist()
                 texts = [data[a:b].decode() for a, b in zip([0, *ends], ends, strict=False)]
-                memory = cls(
-                    texts, arrays["matrix"], arrays["tables"], arrays["communities"], arrays["pieces"]
-                )
-        except Exception:  # missing, torn, not a zip, an older layout: read from the embedding cache
+                file, dimension = str(index["vectors_file"]), int(index["dimension"])
+                refs = index["tables"], index["communities"], index["pieces"]
+            saved = np.memmap(folder / file, np.float32, mode="r", shape=(len(texts), dimension))
+        except Exception:  # missing, torn, not a zip, a short vectors file: read from the embedding cache
             return cls()
-        sizes = {len(memory.tables), len(memory.communities), len(memory.pieces)}
-        if len(texts) != len(memory.matrix) or len(sizes) != 1 or (memory.pieces >= len(texts)).any():
+        if len({len(r) for r in refs}) != 1 or (refs[2] >= len(texts)).any():
             return cls()
-        return memory
+        return cls(texts, saved, _no_rows(), *refs, file=file)
 
-    def save(self, path: Path, key: str) -> None:
-        """Written beside ``path`` and renamed over it: a crash leaves the previous file."""
-        encoded = [text.encode() for text in self.texts]
-        staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            with staged.open("wb") as handle:
-                np.savez(
-                    handle,
-                    key=np.array(key),
-                    lengths=np.array([len(b) for b in encoded], np.int64),
-                    texts=np.frombuffer(b"".join(encoded), np.uint8),
-                    matrix=self.matrix,
-                    tables=self.tables,
-                    communities=self.communities,
-                    pieces=self.pieces,
-                )
-            os.replace(staged, path)
-        finally:
-            staged.unlink(missing_ok=True)
+    @property
+    def rows(self) -> int:
+        return len(self.texts)
+
+    def vectors(self, rows: Sequence[int]) -> np.ndarray:
+        """The vectors of ``rows`` (reading only their pages of the vectors file)."""
+        at = np.asarray(rows, np.int64)
+        width = max(self.saved.shape[1], self.added.shape[1])
+        found = np.empty((len(at), width), np.float32)
+        old = at < len(self.saved)
+        if old.any():
+            found[old] = self.saved[at[old]]
+        if not old.all():
+            found[~old] = self.added[at[~old] - len(self.saved)]
+        return found
+
+    def referenced(self) -> set[str]:
+        """The pieces some community's reference names."""
+        return {self.texts[row] for row in np.unique(self.pieces).tolist()}
 
     def updated(self, dropped: Mapping[str, Collection[int] | None], staged: pa.Table | None) -> PieceMemory:
         """The memory after a commit: per table in ``dropped``, the references of those communities
-        (None: all of the table's) go; ``staged`` (rows of `STAGED_SCHEMA`) come in; pieces no
-        reference names are left out."""
+        (None: all of the table's) go; ``staged`` (rows of `STAGED_SCHEMA`) come in, a piece not
+        held yet as a new row."""
         keep = np.ones(len(self.pieces), bool)
         for position, table in enumerate(PIECE_TABLES):
             if table in dropped:
@@ -102,7 +117,7 @@ class PieceMemory:
                 if (communities := dropped[table]) is not None:
                     gone &= np.isin(self.communities, np.fromiter(communities, np.int64))
                 keep &= ~gone
-        texts, matrix = list(self.texts), self.matrix
+        texts, added = list(self.texts), self.added
         tables, communities, pieces = self.tables[keep], self.communities[keep], self.pieces[keep]
         if staged is not None and staged.num_rows:
             row_of = {text: row for row, text in enumerate(texts)}
@@ -116,16 +131,72 @@ class PieceMemory:
             row_of.update((text, len(texts) + i) for i, text in enumerate(first))
             texts += list(first)
             rows = flat[list(first.values())].astype(np.float32)
-            matrix = np.concatenate([matrix, rows]) if len(self.texts) else rows
+            added = np.concatenate([added, rows]) if len(added) else rows
             tables = np.concatenate([tables, staged.column("table").to_numpy()])
             communities = np.concatenate([communities, staged.column("community").to_numpy()])
             pieces = np.concatenate([pieces, np.array([row_of[t] for t in staged_texts], np.int64)])
-        used = np.unique(pieces)
-        if len(used) == len(texts):
-            return PieceMemory(texts, matrix, tables, communities, pieces)
-        renumbered = np.full(len(texts), -1, np.int64)
+        return PieceMemory(texts, self.saved, added, tables, communities, pieces, file=self.file)
+
+    def save(self, folder: Path, key: str) -> None:
+        """Appends the added rows to the vectors file and writes the index beside it, renamed over
+        the last one; once most rows are no piece's (`COMPACT_SHARE`) or the file cannot take
+        them, writes the pieces' rows to a new file instead. The vectors reach the disk before the
+        index that names them, so a crash leaves the previous index, whose rows are untouched."""
+        folder.mkdir(parents=True, exist_ok=True)
+        used = np.unique(self.pieces)
+        appendable = self.file and (folder / self.file).is_file()
+        same_width = not len(self.saved) or not len(self.added) or self.saved.shape[1] == self.added.shape[1]
+        if appendable and same_width and self.rows - len(used) <= COMPACT_SHARE * self.rows:
+            memory = self
+            with (folder / self.file).open("r+b") as handle:
+                handle.seek(len(self.saved) * self.saved.shape[1] * 4 if len(self.saved) else 0)
+                handle.write(np.ascontiguousarray(self.added, np.float32).tobytes())
+                handle.truncate()
+                handle.flush()
+                os.fsync(handle.fileno())
+        else:
+            memory = self._compacted(used)
+            staged = folder / f".{memory.file}.{os.getpid()}.tmp"
+            with staged.open("wb") as handle:
+                handle.write(np.ascontiguousarray(memory.added, np.float32).tobytes())
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(staged, folder / memory.file)
+        memory._write_index(folder, key)
+        for old in folder.glob("vectors.*.f32"):
+            if old.name != memory.file:
+                old.unlink(missing_ok=True)
+
+    def _compacted(self, used: np.ndarray) -> PieceMemory:
+        """Only the rows some reference names, as added rows of a new vectors file."""
+        renumbered = np.full(self.rows, -1, np.int64)
         renumbered[used] = np.arange(len(used))
-        return PieceMemory([texts[i] for i in used], matrix[used], tables, communities, renumbered[pieces])
+        matrix = self.vectors(used.tolist()) if len(used) else _no_rows()
+        texts = [self.texts[i] for i in used.tolist()]
+        name = f"vectors.{uuid.uuid4().hex}.f32"
+        return PieceMemory(
+            texts, _no_rows(), matrix, self.tables, self.communities, renumbered[self.pieces], file=name
+        )
+
+    def _write_index(self, folder: Path, key: str) -> None:
+        encoded = [text.encode() for text in self.texts]
+        staged = folder / f".{_INDEX}.{os.getpid()}.tmp"
+        try:
+            with staged.open("wb") as handle:
+                np.savez(
+                    handle,
+                    key=np.array(key),
+                    vectors_file=np.array(self.file),
+                    dimension=np.array(max(self.saved.shape[1], self.added.shape[1])),
+                    lengths=np.array([len(b) for b in encoded], np.int64),
+                    texts=np.frombuffer(b"".join(encoded), np.uint8),
+                    tables=self.tables,
+                    communities=self.communities,
+                    pieces=self.pieces,
+                )
+            os.replace(staged, folder / _INDEX)
+        finally:
+            staged.unlink(missing_ok=True)
 
 
 class PieceLookup:
@@ -141,12 +212,13 @@ class PieceLookup:
     def __call__(self, texts: list[str]) -> np.ndarray:
         rows = [self._row_of.get(text, -1) for text in texts]
         missing = [i for i, row in enumerate(rows) if row < 0]
-        fresh = np.asarray(self._embed([texts[i] for i in missing]), np.float32) if missing else None
-        width = fresh.shape[1] if fresh is not None else self._memory.matrix.shape[1]
-        vectors = np.empty((len(texts), width), np.float32)
         found = [i for i, row in enumerate(rows) if row >= 0]
-        if found:
-            vectors[found] = self._memory.matrix[[rows[i] for i in found]]
+        fresh = np.asarray(self._embed([texts[i] for i in missing]), np.float32) if missing else None
+        remembered = self._memory.vectors([rows[i] for i in found]) if found else None
+        width = next(v.shape[1] for v in (fresh, remembered, np.empty((0, 0))) if v is not None)
+        vectors = np.empty((len(texts), width), np.float32)
+        if remembered is not None:
+            vectors[found] = remembered
         if fresh is not None:
             vectors[missing] = fresh
         self.remembered += len(found)
