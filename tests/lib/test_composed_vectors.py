@@ -3,12 +3,15 @@ each vector is the length-weighted mean the rule says, close to its full text's 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphunified_assets.defs.assets.graph_vectors import _slices, _Vectorizer
 from graphunified_assets.defs.assets.report_vectors import report_text
@@ -16,6 +19,7 @@ from graphunified_assets.lib.graph.description_summary import sentences
 from graphunified_assets.lib.vectors.composed_vectors import (
     NAME_WEIGHT,
     ReportEmbedding,
+    composed_vectors,
     entity_vectors,
     point_pieces,
     report_pieces,
@@ -210,3 +214,41 @@ def test_the_local_model_composes_by_default_and_a_provider_embeds_whole_texts()
     assert resolved_provider(EmbeddingSettings(), {}) == "local"
     with pytest.raises(ValueError, match="composed_vectors"):
         EmbeddingSettings(composed_vectors=("chunks",))
+
+
+def _piece_vector(text: str) -> np.ndarray:
+    return np.random.default_rng(sum(map(ord, text))).standard_normal(8).astype(np.float32)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.sampled_from([f"piece {i}." for i in range(9)]), st.sampled_from([0.5, 1.0])),
+            max_size=5,
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_a_rows_vector_is_the_same_bits_whatever_rows_it_is_composed_with(
+    rows: list[list[tuple[str, float]]], rng: random.Random
+) -> None:
+    """An update composes a few rows, a rewrite all of them: each row's vector must not depend on
+    the others (the order their pieces first appear in), or an update would not equal a rewrite."""
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.stack([_piece_vector(t) for t in texts])
+
+    together = composed_vectors(rows, embed, exponent=1.0)
+    shuffled = list(range(len(rows)))
+    rng.shuffle(shuffled)
+    apart = composed_vectors([rows[i] for i in shuffled], embed, exponent=1.0)
+    for position, row in enumerate(shuffled):
+        assert together[row].tobytes() == apart[position].tobytes()
+        if rows[row]:
+            alone = composed_vectors([rows[row]], embed, exponent=1.0)[0]
+            assert together[row].tobytes() == alone.tobytes()
+        else:  # no pieces: a zero vector
+            assert not together[row].any()

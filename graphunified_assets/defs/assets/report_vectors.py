@@ -126,13 +126,15 @@ def _report_shard(graphunified: GraphUnifiedResource, stage: Staging, shard: Sha
         what = f"report texts embedded ({shard.key})"
         progress = work_progress(graphunified.settings.logging, what, "texts")
         embed_in_tenths(embedder.embed, [*vectors.wanted(), *point_vectors.wanted()], progress)
-    # Stored vectors made another way are not reused, so not read (101K report points: ~0.3 GB).
-    stored = StoredVectors(db, REPORT_VECTORS, embedder.model_name) if plan["same"] else None
+    # A text embedded whole keeps its stored vector; a composed one is composed again from the
+    # piece memory, to the same bits (reading the 101K stored point vectors cost 0.7-2 s). Stored
+    # vectors made another way are not reused, so not read.
+    stored = _stored(db, REPORT_VECTORS, "reports", plan, embedder.model_name)
     # A rewritten report's pieces are mostly its previous version's: read from one file, not the cache.
     pieces = PieceLookup(PieceMemory.load(_pieces_path(graphunified), embedder.model_name), embedder.embed)
     embed = _reusing(stored, vectors.reports(pieces))
     stage.write_rows(shard, _report_table(parts[REPORT_VECTORS], texts, embedder, embed))
-    stored_points = StoredVectors(db, REPORT_POINT_VECTORS, embedder.model_name) if plan["same"] else None
+    stored_points = _stored(db, REPORT_POINT_VECTORS, "report_points", plan, embedder.model_name)
     embed_point = _reusing(stored_points, point_vectors.report_points(pieces))
     point_rows = _point_table(parts[REPORT_POINT_VECTORS], points, embedder, embed_point)
     stage.write_rows(dataclasses.replace(shard, table=REPORT_POINT_VECTORS), point_rows)
@@ -205,6 +207,12 @@ def _remember_pieces(graphunified: GraphUnifiedResource, stage: Staging, plan: d
     }
     memory = PieceMemory() if all(t["rewrite"] for t in tables) else PieceMemory.load(path, model)
     memory.updated(dropped, stage.read_table(REPORT_PIECES, plan["shards"])).save(path, model)
+
+
+def _stored(db: Any, name: str, setting: str, plan: dict[str, Any], model: str) -> StoredVectors | None:
+    """Table ``name``'s stored vectors by text, when made as this run makes them and embedded whole
+    (``setting`` is its name in `embedding.composed_vectors`)."""
+    return StoredVectors(db, name, model) if plan["same"] and setting not in plan["composed"] else None
 
 
 def _reusing(stored: StoredVectors | None, embed: Embed) -> Embed:

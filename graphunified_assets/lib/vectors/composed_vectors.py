@@ -51,7 +51,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import sparse
 
 from graphunified_assets.lib.graph.description_summary import sentences
 from graphunified_assets.lib.vectors.distinct_embedding import Embed, embed_distinct, unit
@@ -145,9 +144,17 @@ def composed_vectors(rows: Sequence[Pieces], embed: Embed, *, exponent: float) -
     if not texts:
         return np.zeros((len(rows), 0), np.float32)
     weights = np.array([len(t) ** exponent * m for row in rows for t, m in row], np.float32)
-    owner = np.repeat(np.arange(len(rows)), [len(row) for row in rows])
-    mix = sparse.csr_matrix((weights, (owner, index)), shape=(len(rows), vectors.shape[0]))
-    return unit(mix @ unit(vectors))
+    # Each row summed in its own pieces' order (reduceat adds left to right), so a row's vector
+    # does not depend on which other rows were composed with it, bit for bit: an update's
+    # recomposed row equals a rewrite's. (A sparse product summed in the order of the pieces'
+    # first appearance in the call.)
+    weighted = unit(vectors)[index] * weights[:, None]
+    sizes = np.array([len(row) for row in rows], np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    summed = np.zeros((len(rows), vectors.shape[1]), np.float32)
+    filled = sizes > 0
+    summed[filled] = np.add.reduceat(weighted, starts[filled], axis=0)
+    return unit(summed)
 
 
 def entity_pieces(row: Mapping[str, Any], *, name_weight: float = NAME_WEIGHT) -> list[tuple[str, float]]:
