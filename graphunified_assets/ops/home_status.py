@@ -166,7 +166,8 @@ def _published(layout: HomeLayout) -> tuple[str, set[str]]:
             if version is not None
             else db.open_table(CHUNK_VECTORS)
         )
-        documents = set(table.to_arrow().column("document_id").to_pylist())
+        # The one column: the whole table is every chunk's text and vector.
+        documents = set(table.search().select(["document_id"]).limit(None).to_arrow().column(0).to_pylist())
     except Exception as error:  # lance raises several types for damaged files; `index` repairs them
         return f"a damaged index ({type(error).__name__}: {error}); `index` repairs it", set()
     # What `ask` would fail on (a damaged file, a first refresh killed before its indexes were
