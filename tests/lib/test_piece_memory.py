@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,7 +48,7 @@ def updated(
 ) -> PieceMemory:
     lookup, _ = computed(memory, pieces)
     staged = lookup.staged(table, list(pieces), list(pieces.values()))
-    return memory.updated({table: set(pieces) | removed}, staged)
+    return memory.updated({table: set(pieces) | removed}, staged.to_batches)
 
 
 def assert_vectors(memory: PieceMemory) -> None:
@@ -68,7 +69,7 @@ def test_an_update_reads_a_communitys_previous_pieces_from_the_memory_not_the_em
     lookup, embed = computed(memory, rewritten)
     assert embed.asked == ["New finding."] and lookup.remembered == 2
 
-    after = memory.updated({REPORTS: {2}}, lookup.staged(REPORTS, [2], list(rewritten.values())))
+    after = memory.updated({REPORTS: {2}}, lookup.staged(REPORTS, [2], list(rewritten.values())).to_batches)
     # "Only B." no community names any more; "Shared sentence." community 1 still does.
     assert after.referenced() == {"New finding.", "Shared sentence.", "Title A.", "Title B."}
     refs = sorted((int(c), after.texts[p]) for c, p in zip(after.communities, after.pieces, strict=True))
@@ -103,8 +104,8 @@ def test_a_removed_community_takes_only_its_tables_references() -> None:
     memory = updated(PieceMemory(), REPORTS, {5: ["Five."]})
     memory = updated(memory, POINTS, {5: ["Five point."]})
     assert memory.referenced() == {"Five point.", "Five."}
-    assert memory.updated({POINTS: {5}}, None).referenced() == {"Five."}
-    assert memory.updated({REPORTS: None, POINTS: None}, None).referenced() == set()
+    assert memory.updated({POINTS: {5}}, list).referenced() == {"Five."}
+    assert memory.updated({REPORTS: None, POINTS: None}, list).referenced() == set()
 
 
 @pytest.mark.parametrize("damage", ["missing", "other model", "torn index", "not a zip", "short vectors"])
@@ -152,6 +153,12 @@ def test_only_pieces_the_lookup_returned_are_staged() -> None:
     staged = lookup.staged(REPORTS, [1, 2], [["Seen.", "Seen."], ["Never asked."]])
     assert staged.column("text").to_pylist() == ["Seen."]
     assert staged.column("community").to_pylist() == [1]
+    # A piece's vector travels once per lookup: later rows naming it carry none.
+    again = lookup.staged(POINTS, [3], [["Seen."]])
+    assert again.column("text").to_pylist() == ["Seen."] and again.column("vector").to_pylist() == [[]]
+    memory = PieceMemory().updated({}, pa.concat_tables([staged, again]).to_batches)
+    assert memory.texts == ["Seen."] and len(memory.pieces) == 2
+    assert_vectors(memory)
 
 
 communities = st.integers(0, 6)
@@ -179,7 +186,7 @@ def test_after_any_updates_and_saves_the_memory_names_exactly_the_live_reference
             lookup, embed = computed(memory, recomputed)
             assert not set(embed.asked) & set(memory.texts)  # a remembered piece is never embedded again
             staged = lookup.staged(table, list(recomputed), list(recomputed.values()))
-            memory.updated({table: set(recomputed) | removed}, staged).save(Path(folder), "m")
+            memory.updated({table: set(recomputed) | removed}, staged.to_batches).save(Path(folder), "m")
             memory = PieceMemory.load(Path(folder), "m")
             for community in removed:
                 live.pop((table, community), None)

@@ -130,7 +130,7 @@ def _report_shard(graphunified: GraphUnifiedResource, stage: Staging, shard: Sha
     # piece memory, to the same bits (reading the 101K stored point vectors cost 0.7-2 s). Stored
     # vectors made another way are not reused, so not read.
     stored = _stored(db, REPORT_VECTORS, "reports", plan, embedder.model_name)
-    # A rewritten report's pieces are mostly its previous version's: read from one file, not the cache.
+    # A rewritten report's pieces are mostly its previous version's: read from the piece memory.
     pieces = PieceLookup(PieceMemory.load(_pieces_path(graphunified), embedder.model_name), embedder.embed)
     embed = _reusing(stored, vectors.reports(pieces))
     stage.write_rows(shard, _report_table(parts[REPORT_VECTORS], texts, embedder, embed))
@@ -206,7 +206,7 @@ def _remember_pieces(graphunified: GraphUnifiedResource, stage: Staging, plan: d
         for name, entry in plan["tables"].items()
     }
     memory = PieceMemory() if all(t["rewrite"] for t in tables) else PieceMemory.load(path, model)
-    memory.updated(dropped, stage.read_table(REPORT_PIECES, plan["shards"])).save(path, model)
+    memory.updated(dropped, lambda: stage.read_rows(REPORT_PIECES, plan["shards"])).save(path, model)
 
 
 def _stored(db: Any, name: str, setting: str, plan: dict[str, Any], model: str) -> StoredVectors | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,9 +58,8 @@ class PieceMemory:
     """Rows of piece vectors: those saved (a memory map of the folder's vectors file, which an
     update only appends to) and those added since; each row's text; and the references."""
 
-    texts: list[str] = field(
-        default_factory=list
-    )  # a row's piece; rows no reference names stay until compacted
+    # A row's piece; rows no reference names stay until compacted.
+    texts: list[str] = field(default_factory=list)
     saved: np.ndarray = field(default_factory=_no_rows)  # rows 0 .. len(saved) - 1, in the vectors file
     added: np.ndarray = field(default_factory=_no_rows)  # the rows after them, not saved yet
     tables: np.ndarray = field(default_factory=lambda: np.empty(0, np.int8))  # per reference
@@ -106,10 +105,13 @@ class PieceMemory:
         """The pieces some community's reference names."""
         return {self.texts[row] for row in np.unique(self.pieces).tolist()}
 
-    def updated(self, dropped: Mapping[str, Collection[int] | None], staged: pa.Table | None) -> PieceMemory:
+    def updated(
+        self, dropped: Mapping[str, Collection[int] | None], staged: Callable[[], Iterable[pa.RecordBatch]]
+    ) -> PieceMemory:
         """The memory after a commit: per table in ``dropped``, the references of those communities
-        (None: all of the table's) go; ``staged`` (rows of `STAGED_SCHEMA`) come in, a piece not
-        held yet as a new row."""
+        (None: all of the table's) go; the rows ``staged()`` yields (`STAGED_SCHEMA`, read twice, a
+        batch at a time) come in, a piece not held yet as a new row. Only the new pieces' vectors
+        are held: a rewrite's staged rows are 0.3 GB at 12.6K passages."""
         keep = np.ones(len(self.pieces), bool)
         for position, table in enumerate(PIECE_TABLES):
             if table in dropped:
@@ -117,24 +119,38 @@ class PieceMemory:
                 if (communities := dropped[table]) is not None:
                     gone &= np.isin(self.communities, np.fromiter(communities, np.int64))
                 keep &= ~gone
-        texts, added = list(self.texts), self.added
-        tables, communities, pieces = self.tables[keep], self.communities[keep], self.pieces[keep]
-        if staged is not None and staged.num_rows:
-            row_of = {text: row for row, text in enumerate(texts)}
-            staged_texts = staged.column("text").to_pylist()
-            first: dict[str, int] = {}  # each new piece's first staged row
-            for i, text in enumerate(staged_texts):
+        texts = list(self.texts)
+        table_parts, community_parts, piece_parts = (
+            [self.tables[keep]],
+            [self.communities[keep]],
+            [self.pieces[keep]],
+        )
+        row_of = {text: row for row, text in enumerate(texts)}
+        fresh: list[list[int]] = []  # per staged batch, its rows of pieces not held yet
+        for batch in staged():
+            fresh.append([])
+            references = []
+            for i, text in enumerate(batch.column("text").to_pylist()):
                 if text not in row_of:
-                    first.setdefault(text, i)
-            vectors = staged.column("vector").combine_chunks()
-            flat = vectors.flatten().to_numpy(zero_copy_only=False).reshape(len(vectors), -1)
-            row_of.update((text, len(texts) + i) for i, text in enumerate(first))
-            texts += list(first)
-            rows = flat[list(first.values())].astype(np.float32)
+                    row_of[text] = len(texts)
+                    texts.append(text)
+                    fresh[-1].append(i)  # a piece's first row carries its vector
+                references.append(row_of[text])
+            table_parts.append(batch.column("table").to_numpy())
+            community_parts.append(batch.column("community").to_numpy())
+            piece_parts.append(np.array(references, np.int64))
+        added = self.added
+        if new := sum(map(len, fresh)):
+            rows, at = None, 0
+            for batch, found in zip(staged(), fresh, strict=True):
+                if found:
+                    taken = pc.take(batch.column("vector"), pa.array(found, pa.int64())).flatten()
+                    vectors = taken.to_numpy(zero_copy_only=False).reshape(len(found), -1)
+                    rows = rows if rows is not None else np.empty((new, vectors.shape[1]), np.float32)
+                    rows[at : at + len(found)], at = vectors, at + len(found)
+            assert rows is not None  # some batch held a new piece
             added = np.concatenate([added, rows]) if len(added) else rows
-            tables = np.concatenate([tables, staged.column("table").to_numpy()])
-            communities = np.concatenate([communities, staged.column("community").to_numpy()])
-            pieces = np.concatenate([pieces, np.array([row_of[t] for t in staged_texts], np.int64)])
+        tables, communities, pieces = (np.concatenate(p) for p in (table_parts, community_parts, piece_parts))
         return PieceMemory(texts, self.saved, added, tables, communities, pieces, file=self.file)
 
     def save(self, folder: Path, key: str) -> None:
@@ -171,7 +187,10 @@ class PieceMemory:
         """Only the rows some reference names, as added rows of a new vectors file."""
         renumbered = np.full(self.rows, -1, np.int64)
         renumbered[used] = np.arange(len(used))
-        matrix = self.vectors(used.tolist()) if len(used) else _no_rows()
+        if not len(self.saved) and len(used) == self.rows:  # a rewrite: every row new and used
+            matrix = self.added
+        else:
+            matrix = self.vectors(used.tolist()) if len(used) else _no_rows()
         texts = [self.texts[i] for i in used.tolist()]
         name = f"vectors.{uuid.uuid4().hex}.f32"
         return PieceMemory(
@@ -207,6 +226,7 @@ class PieceLookup:
         self._memory, self._embed = memory, embed
         self._row_of = {text: row for row, text in enumerate(memory.texts)}
         self.seen: dict[str, np.ndarray] = {}
+        self._staged: set[str] = set()  # pieces whose vector a staged row carries already
         self.remembered = 0  # pieces served from the memory, not the embedder
 
     def __call__(self, texts: list[str]) -> np.ndarray:
@@ -226,14 +246,21 @@ class PieceLookup:
         return vectors
 
     def staged(self, table: str, communities: Sequence[int], pieces: Sequence[Sequence[str]]) -> pa.Table:
-        """Rows of `STAGED_SCHEMA`: each community's pieces (of ``table``) this lookup returned."""
+        """Rows of `STAGED_SCHEMA`: each community's pieces (of ``table``) this lookup returned,
+        each piece's vector on its first row of this lookup only (an empty list on the others)."""
         rows = [
-            (c, text) for c, found in zip(communities, pieces, strict=True) for text in dict.fromkeys(found)
+            (c, text)
+            for c, found in zip(communities, pieces, strict=True)
+            for text in dict.fromkeys(found)
+            if text in self.seen
         ]
-        rows = [(c, text) for c, text in rows if text in self.seen]
-        vectors = [self.seen[text] for _, text in rows]
+        vectors = []
+        for _, text in rows:
+            first = text not in self._staged
+            self._staged.add(text)
+            vectors.append(self.seen[text] if first else np.empty(0, np.float32))
+        offsets = np.cumsum([0, *(len(v) for v in vectors)], dtype=np.int32)
         flat = np.concatenate(vectors) if vectors else np.empty(0, np.float32)
-        offsets = np.arange(0, len(flat) + 1, vectors[0].shape[0] if vectors else 1, dtype=np.int32)
         return pa.table(
             {
                 "table": pa.array([PIECE_TABLES.index(table)] * len(rows), pa.int8()),
