@@ -197,3 +197,20 @@ def test_after_any_updates_and_saves_the_memory_names_exactly_the_live_reference
     assert refs == {key: found for key, found in live.items() if found}
     assert memory.referenced() == set().union(*refs.values())
     assert_vectors(memory)
+
+
+def test_pieces_the_memory_served_travel_without_vectors_and_a_lost_memory_only_loses_references(
+    tmp_path: Path,
+) -> None:
+    updated(PieceMemory(), REPORTS, {1: ["Old."]}).save(tmp_path, "m")
+    lookup, embed = computed(PieceMemory.load(tmp_path, "m"), {1: ["Old.", "New."]})
+    assert embed.asked == ["New."]
+    staged = lookup.staged(REPORTS, [1], [["Old.", "New."]])
+    assert staged.column("vector").to_pylist() == [[], vector("New.").tolist()]
+    kept = PieceMemory.load(tmp_path, "m").updated({REPORTS: {1}}, staged.to_batches)
+    assert kept.referenced() == {"Old.", "New."}
+    assert_vectors(kept)
+    # The memory became unreadable between the shard and the commit: "Old." has no vector to keep.
+    lost = PieceMemory().updated({REPORTS: {1}}, staged.to_batches)
+    assert lost.texts == ["New."] and lost.referenced() == {"New."}
+    assert_vectors(lost)

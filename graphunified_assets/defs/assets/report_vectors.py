@@ -122,16 +122,17 @@ def _report_shard(graphunified: GraphUnifiedResource, stage: Staging, shard: Sha
     # Each table's own reports: a report's text where its text changed, its points where they did.
     vectors = ReportEmbedding(rows[REPORT_VECTORS], texts, [], composed - {"report_points"})
     point_vectors = ReportEmbedding(rows[REPORT_POINT_VECTORS], [], points, composed - {"reports"})
+    # A rewritten report's pieces are mostly its previous version's: read from the piece memory.
+    pieces = PieceLookup(PieceMemory.load(_pieces_path(graphunified), embedder.model_name), embedder.embed)
     if all(entry["rewrite"] for entry in plan["tables"].values()):  # one pass, sorted across the shard
         what = f"report texts embedded ({shard.key})"
         progress = work_progress(graphunified.settings.logging, what, "texts")
-        embed_in_tenths(embedder.embed, [*vectors.wanted(), *point_vectors.wanted()], progress)
+        wanted = pieces.lacking([*vectors.wanted(), *point_vectors.wanted()])
+        embed_in_tenths(embedder.embed, wanted, progress)
     # A text embedded whole keeps its stored vector; a composed one is composed again from the
     # piece memory, to the same bits (reading the 101K stored point vectors cost 0.7-2 s). Stored
     # vectors made another way are not reused, so not read.
     stored = _stored(db, REPORT_VECTORS, "reports", plan, embedder.model_name)
-    # A rewritten report's pieces are mostly its previous version's: read from the piece memory.
-    pieces = PieceLookup(PieceMemory.load(_pieces_path(graphunified), embedder.model_name), embedder.embed)
     embed = _reusing(stored, vectors.reports(pieces))
     stage.write_rows(shard, _report_table(parts[REPORT_VECTORS], texts, embedder, embed))
     stored_points = _stored(db, REPORT_POINT_VECTORS, "report_points", plan, embedder.model_name)
@@ -205,7 +206,8 @@ def _remember_pieces(graphunified: GraphUnifiedResource, stage: Staging, plan: d
         name: None if entry["rewrite"] else {*communities_of(community, entry["positions"]), *entry["stale"]}
         for name, entry in plan["tables"].items()
     }
-    memory = PieceMemory() if all(t["rewrite"] for t in tables) else PieceMemory.load(path, model)
+    # The memory the shards read: their staged rows carry only the vectors of pieces it lacks.
+    memory = PieceMemory.load(path, model)
     memory.updated(dropped, lambda: stage.read_rows(REPORT_PIECES, plan["shards"])).save(path, model)
 
 

@@ -110,8 +110,8 @@ class PieceMemory:
     ) -> PieceMemory:
         """The memory after a commit: per table in ``dropped``, the references of those communities
         (None: all of the table's) go; the rows ``staged()`` yields (`STAGED_SCHEMA`, read twice, a
-        batch at a time) come in, a piece not held yet as a new row. Only the new pieces' vectors
-        are held: a rewrite's staged rows are 0.3 GB at 12.6K passages."""
+        batch at a time) come in, a piece not held yet as a new row (a reference to a piece neither
+        held nor carrying its vector is left out). Only the new pieces' vectors are held."""
         keep = np.ones(len(self.pieces), bool)
         for position, table in enumerate(PIECE_TABLES):
             if table in dropped:
@@ -129,15 +129,20 @@ class PieceMemory:
         fresh: list[list[int]] = []  # per staged batch, its rows of pieces not held yet
         for batch in staged():
             fresh.append([])
-            references = []
+            references, kept = [], []
+            carries = pc.list_value_length(batch.column("vector")).to_numpy(zero_copy_only=False) > 0
             for i, text in enumerate(batch.column("text").to_pylist()):
                 if text not in row_of:
+                    if not carries[i]:  # a piece of a memory unreadable since its shard read it
+                        continue
                     row_of[text] = len(texts)
                     texts.append(text)
-                    fresh[-1].append(i)  # a piece's first row carries its vector
+                    fresh[-1].append(i)  # a new piece's first row carries its vector
                 references.append(row_of[text])
-            table_parts.append(batch.column("table").to_numpy())
-            community_parts.append(batch.column("community").to_numpy())
+                kept.append(i)
+            rows_kept = pa.array(kept, pa.int64())
+            table_parts.append(batch.column("table").take(rows_kept).to_numpy())
+            community_parts.append(batch.column("community").take(rows_kept).to_numpy())
             piece_parts.append(np.array(references, np.int64))
         added = self.added
         if new := sum(map(len, fresh)):
@@ -220,14 +225,20 @@ class PieceMemory:
 
 class PieceLookup:
     """One shard's view of the memory: an `Embed` that serves remembered pieces from it and asks
-    ``embed`` for the rest, noting every vector it returned so the shard can stage its pieces."""
+    ``embed`` for the rest, noting what it returned so the shard can stage its pieces: the vectors
+    of pieces the memory lacks, the texts of the others (the commit reads the same memory)."""
 
     def __init__(self, memory: PieceMemory, embed: Embed) -> None:
         self._memory, self._embed = memory, embed
         self._row_of = {text: row for row, text in enumerate(memory.texts)}
-        self.seen: dict[str, np.ndarray] = {}
-        self._staged: set[str] = set()  # pieces whose vector a staged row carries already
+        self.fresh: dict[str, np.ndarray] = {}  # pieces the embedder returned
+        self.served: set[str] = set()  # pieces the memory returned
+        self._staged: set[str] = set()  # fresh pieces whose vector a staged row carries already
         self.remembered = 0  # pieces served from the memory, not the embedder
+
+    def lacking(self, texts: Iterable[str]) -> list[str]:
+        """``texts`` the memory does not hold (what a rewrite still asks the embedder for)."""
+        return [text for text in texts if text not in self._row_of]
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         rows = [self._row_of.get(text, -1) for text in texts]
@@ -239,26 +250,28 @@ class PieceLookup:
         vectors = np.empty((len(texts), width), np.float32)
         if remembered is not None:
             vectors[found] = remembered
+            self.served.update(texts[i] for i in found)
         if fresh is not None:
             vectors[missing] = fresh
+            self.fresh.update(zip([texts[i] for i in missing], fresh, strict=True))
         self.remembered += len(found)
-        self.seen.update(zip(texts, vectors, strict=True))
         return vectors
 
     def staged(self, table: str, communities: Sequence[int], pieces: Sequence[Sequence[str]]) -> pa.Table:
-        """Rows of `STAGED_SCHEMA`: each community's pieces (of ``table``) this lookup returned,
-        each piece's vector on its first row of this lookup only (an empty list on the others)."""
+        """Rows of `STAGED_SCHEMA`: each community's pieces (of ``table``) this lookup returned; a
+        piece the memory lacked carries its vector on its first row of this lookup (the others, and
+        the memory's pieces, an empty list)."""
         rows = [
             (c, text)
             for c, found in zip(communities, pieces, strict=True)
             for text in dict.fromkeys(found)
-            if text in self.seen
+            if text in self.fresh or text in self.served
         ]
         vectors = []
         for _, text in rows:
-            first = text not in self._staged
+            first = text in self.fresh and text not in self._staged
             self._staged.add(text)
-            vectors.append(self.seen[text] if first else np.empty(0, np.float32))
+            vectors.append(self.fresh[text] if first else np.empty(0, np.float32))
         offsets = np.cumsum([0, *(len(v) for v in vectors)], dtype=np.int32)
         flat = np.concatenate(vectors) if vectors else np.empty(0, np.float32)
         return pa.table(
