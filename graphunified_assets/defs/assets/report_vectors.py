@@ -48,12 +48,12 @@ def _report_composition(graphunified: GraphUnifiedResource) -> list[str]:
     return sorted(graphunified.composed_vectors() & {"reports", "report_points"})
 
 
-def _planned_reports(layout: HomeLayout, plan: dict[str, Any]) -> pa.Table:
-    """The reports the plan was made from (a clear error if they changed since)."""
+def _planned_reports(layout: HomeLayout, plan: dict[str, Any], columns: list[str] | None = None) -> pa.Table:
+    """The reports the plan was made from, or their ``columns`` (a clear error if they changed since)."""
     path = layout.table_path(COMMUNITY_REPORTS)
     if file_fingerprint(path) != plan["fingerprint"]:
         raise RuntimeError(f"{path} changed while its vectors were computed; run the refresh again")
-    return read_table(path)
+    return read_table(path, columns=columns)
 
 
 def _report_plan(graphunified: GraphUnifiedResource, stage: Staging) -> list[Shard]:
@@ -201,7 +201,7 @@ def _remember_pieces(graphunified: GraphUnifiedResource, stage: Staging, plan: d
     if not plan["composed"] or not any(t["rewrite"] or t["positions"] or t["stale"] for t in tables):
         return  # nothing composed, or nothing recomputed: the memory stands
     path, model = _pieces_path(graphunified), graphunified.embedder().model_name
-    community = _planned_reports(graphunified.layout, plan).column("community")
+    community = _planned_reports(graphunified.layout, plan, ["community"]).column("community")
     dropped = {
         name: None if entry["rewrite"] else {*communities_of(community, entry["positions"]), *entry["stale"]}
         for name, entry in plan["tables"].items()

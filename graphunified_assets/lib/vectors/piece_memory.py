@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphunified_assets.lib.vectors.text_vectors import decode_texts, encode_texts
 from graphunified_query.core.artifacts import REPORT_POINT_VECTORS, REPORT_VECTORS
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -74,8 +75,7 @@ class PieceMemory:
             with np.load(folder / _INDEX) as index:
                 if str(index["key"]) != key:
                     return cls()
-                data, ends = index["texts"].tobytes(), np.cumsum(index["lengths"]).tolist()
-                texts = [data[a:b].decode() for a, b in zip([0, *ends], ends, strict=False)]
+                texts = decode_texts(index["lengths"], index["texts"])
                 file, dimension = str(index["vectors_file"]), int(index["dimension"])
                 refs = index["tables"], index["communities"], index["pieces"]
             saved = np.memmap(folder / file, np.float32, mode="r", shape=(len(texts), dimension))
@@ -203,7 +203,7 @@ class PieceMemory:
         )
 
     def _write_index(self, folder: Path, key: str) -> None:
-        encoded = [text.encode() for text in self.texts]
+        lengths, data = encode_texts(self.texts)
         staged = folder / f".{_INDEX}.{os.getpid()}.tmp"
         try:
             with staged.open("wb") as handle:
@@ -212,8 +212,8 @@ class PieceMemory:
                     key=np.array(key),
                     vectors_file=np.array(self.file),
                     dimension=np.array(max(self.saved.shape[1], self.added.shape[1])),
-                    lengths=np.array([len(b) for b in encoded], np.int64),
-                    texts=np.frombuffer(b"".join(encoded), np.uint8),
+                    lengths=lengths,
+                    texts=data,
                     tables=self.tables,
                     communities=self.communities,
                     pieces=self.pieces,

@@ -50,16 +50,28 @@ class TextVectors:
             self.texts, self.matrix = [self.texts[i] for i in kept], self.matrix[kept]
 
 
+def encode_texts(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Texts as two arrays an ``.npz`` holds: each one's UTF-8 length, and all their bytes."""
+    encoded = [text.encode() for text in texts]
+    return np.array([len(b) for b in encoded], np.int64), np.frombuffer(b"".join(encoded), np.uint8)
+
+
+def decode_texts(lengths: np.ndarray, data: np.ndarray) -> list[str]:
+    """The texts `encode_texts` gave ``lengths`` and ``data`` of."""
+    raw, ends = data.tobytes(), np.cumsum(lengths).tolist()
+    return [raw[a:b].decode() for a, b in zip([0, *ends][: len(ends)], ends, strict=True)]
+
+
 def save_vectors(path: Path, key: str, sets: Mapping[str, TextVectors]) -> None:
     """Writes ``sets`` under ``key`` (what made the vectors: the model) beside ``path`` and
     renames it over: a crash leaves the previous file."""
     arrays: dict[str, np.ndarray] = {"key": np.array(key)}
     for i, (name, vectors) in enumerate(sets.items()):
-        encoded = [text.encode() for text in vectors.texts]
+        lengths, data = encode_texts(vectors.texts)
         arrays |= {
             f"name_{i}": np.array(name),
-            f"lengths_{i}": np.array([len(b) for b in encoded], np.int64),
-            f"texts_{i}": np.frombuffer(b"".join(encoded), np.uint8),
+            f"lengths_{i}": lengths,
+            f"texts_{i}": data,
             f"matrix_{i}": vectors.matrix,
         }
     staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -79,10 +91,7 @@ def load_vectors(path: Path, key: str) -> dict[str, TextVectors]:
                 return {}
             sets = {}
             for i in range(sum(1 for name in arrays.files if name.startswith("name_"))):
-                data = arrays[f"texts_{i}"].tobytes()
-                ends = np.cumsum(arrays[f"lengths_{i}"]).tolist()
-                starts = [0, *ends][: len(ends)]
-                texts = [data[a:b].decode() for a, b in zip(starts, ends, strict=True)]
+                texts = decode_texts(arrays[f"lengths_{i}"], arrays[f"texts_{i}"])
                 matrix = arrays[f"matrix_{i}"]
                 if len(texts) != len(matrix):
                     return {}
