@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphunified_assets.lib.graph.name_matching import normalize_name
 from graphunified_assets.lib.graph.resolution import (
@@ -143,6 +145,36 @@ def test_ids_are_stable_and_independent_of_input_order() -> None:
     assert dict(first.entity_ids) == dict(second.entity_ids)
     warsaw = _by_title(first.entities)[("Warsaw", "LOCATION")]
     assert warsaw.id == resolve_entities([M("Warsaw", "LOCATION")]).entities[0].id
+
+
+_NAMES = ["Barack Obama", "Obama", "barack obama", "Marie Curie", "Marie", "Warsaw", "Jordan", "Henry VII"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_NAMES),
+            st.sampled_from(["PERSON", "LOCATION"]),
+            st.sampled_from(["", "one.", "two."]),
+            st.sampled_from(["c1", "c2", "c3"]),
+        ),
+        max_size=12,
+    ),
+    st.data(),
+)
+def test_entities_made_on_demand_are_the_whole_sets(
+    mentions: list[tuple[str, str, str, str]], data: st.DataObject
+) -> None:
+    """An update reads only the entities it affected (`entities_of`) and every title (`titles`):
+    each must be what the whole set says."""
+    resolution = resolve_entities([M(*m) for m in mentions])
+    every = resolution.entities
+    assert len(resolution) == len(every) == len({e.id for e in every})
+    assert resolution.titles == {e.id: e.title for e in every}
+    assert set(resolution.groups.values()) == {e.id for e in every}
+    wanted = data.draw(st.sets(st.sampled_from([e.id for e in every] + ["ent-unknown"])))
+    assert resolution.entities_of(wanted) == tuple(e for e in every if e.id in wanted)
 
 
 def test_embedding_neighbours_merge_within_type_only() -> None:

@@ -157,7 +157,7 @@ def write_graph_elements(
     if affected is None:
         entities, edge_rows = list(resolution.entities), rows
     else:
-        entities = [e for e in resolution.entities if e.id in affected]
+        entities = list(resolution.entities_of(affected))
         chunks = {
             c for key, i in resolution.groups.items() if i in affected for c in state.groups[key].chunks
         }
@@ -195,9 +195,8 @@ def write_graph_elements(
     made = entity_rows(entities, degree, describe)
     del entities
     kept_rows = None if patch is None or affected is None else kept_entities(patch.entities, affected, degree)
-    sink(ENTITIES, ENTITIES_SCHEMA, merged(ENTITIES, kept_rows, made, len(resolution.entities)))
-    titles = {e.id: e.title for e in resolution.entities}
-    made = relationship_rows(edges, titles, degree, describe)
+    sink(ENTITIES, ENTITIES_SCHEMA, merged(ENTITIES, kept_rows, made, len(resolution)))
+    made = relationship_rows(edges, resolution.titles, degree, describe)
     kept_rows = None if kept_relationships is None else with_degrees(kept_relationships, degree)
     del kept_relationships
     sink(RELATIONSHIPS, RELATIONSHIPS_SCHEMA, merged(RELATIONSHIPS, kept_rows, made))

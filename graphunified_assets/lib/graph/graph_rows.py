@@ -155,7 +155,7 @@ def fact_id(triple: Triple) -> str:
 def names_to_ids(resolution: Resolution) -> dict[str, str]:
     """Lower-cased name -> entity id, for a fact's subject and object: titles first, then every
     surface name."""
-    by_name = {e.title.lower(): e.id for e in resolution.entities}
+    by_name = {title.lower(): entity_id for entity_id, title in resolution.titles.items()}
     for (name, _type), entity_id in resolution.entity_ids.items():
         by_name.setdefault(name.lower(), entity_id)
     return by_name

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -74,13 +75,14 @@ def middle_name_pairs(names: Sequence[str], roots: Sequence[int]) -> list[tuple[
 
 
 def short_name_pairs(
-    names: Sequence[str], roots: Sequence[int], chunks: Sequence[frozenset[str]]
+    names: Sequence[str], roots: Sequence[int], chunks: Callable[[int], AbstractSet[str]]
 ) -> list[tuple[int, int]]:
     """Single-word PERSON names merged into the one cluster they can mean.
 
     ``roots`` holds each name's current cluster, so variants already merged count as one person.
     "Obama" joins the one cluster whose multi-word names end in "obama" (two Smiths: no merge); a
-    bare first name joins only if no name ends in it and it shares a passage with that person.
+    bare first name joins only if no name ends in it and it shares a passage (``chunks`` of a
+    name's index: asked only of candidates) with that person.
     """
     by_last: dict[str, set[int]] = defaultdict(set)
     by_first: dict[str, set[int]] = defaultdict(set)
@@ -97,7 +99,7 @@ def short_name_pairs(
         target = _unique_cluster(by_last.get(words[0], set()), roots)
         if target is None and not by_last.get(words[0]):
             target = _unique_cluster(by_first.get(words[0], set()), roots)
-            if target is not None and not chunks[i] & chunks[target]:
+            if target is not None and not chunks(i) & chunks(target):
                 target = None
         if target is not None:
             pairs.append((i, target))
