@@ -9,7 +9,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphunified_assets.ops import partition_reads
-from graphunified_assets.ops.partition_reads import consolidated_copy, live_rows, read_documents
+from graphunified_assets.ops.partition_reads import (
+    DocumentFile,
+    consolidated_copy,
+    document_files,
+    file_stamp,
+    live_rows,
+    read_documents,
+)
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import read_partitions
 
@@ -37,14 +44,14 @@ def test_groups_take_the_first_files_schema_as_one_read_does(tmp_path: Path) -> 
     assert table.column_names == ["chunk_id", "risk_level"]
 
 
-def _document(folder: Path, key: str, rows: int, tag: str = "") -> tuple[str, Path]:
+def _document(folder: Path, key: str, rows: int, tag: str = "") -> DocumentFile:
     path = folder / f"{key}.parquet"
     texts = [f"{key}{tag}-{n}" for n in range(rows)]
     pq.write_table(
         pa.table({"document_id": pa.array([key] * rows, pa.string()), "text": pa.array(texts, pa.string())}),
         path,
     )
-    return key, path
+    return DocumentFile(key, path, file_stamp(path))
 
 
 def test_a_consolidated_read_reads_only_changed_files_and_equals_a_full_read(
@@ -54,7 +61,7 @@ def test_a_consolidated_read_reads_only_changed_files_and_equals_a_full_read(
     copy = tmp_path / "cache" / "docs.parquet"
     files = [_document(tmp_path, f"d{n}", n % 3) for n in range(12)]  # d0, d3, ... have no rows
     first = read_documents(files, "document_id", copy)
-    assert first.equals(read_partitions([p for _, p in files]))
+    assert first.equals(read_partitions([f.path for f in files]))
     read: list[list[Path]] = []
     original = partition_reads.read_partitions
 
@@ -68,7 +75,7 @@ def test_a_consolidated_read_reads_only_changed_files_and_equals_a_full_read(
     files.insert(2, _document(tmp_path, "new", 2))  # added
     second = read_documents(files, "document_id", copy)
     assert read == [[tmp_path / "new.parquet", tmp_path / "d4.parquet"]]  # only the changed files
-    assert second.equals(original([p for _, p in files]))
+    assert second.equals(original([f.path for f in files]))
     read.clear()
     assert read_documents(files, "document_id", copy).equals(second)
     assert read == []  # nothing changed: the copy alone
@@ -79,9 +86,10 @@ def test_a_new_column_reads_every_file(tmp_path: Path, monkeypatch: pytest.Monke
     copy = tmp_path / "docs.parquet"
     files = [_document(tmp_path, f"d{n}", 2) for n in range(6)]
     read_documents(files, "document_id", copy)
-    pq.write_table(pa.table({"document_id": ["d0"], "text": ["x"], "extra": [1]}), files[0][1])
+    pq.write_table(pa.table({"document_id": ["d0"], "text": ["x"], "extra": [1]}), files[0].path)
+    files[0] = DocumentFile("d0", files[0].path, file_stamp(files[0].path))
     table = read_documents(files, "document_id", copy)
-    assert table.equals(read_partitions([p for _, p in files]))
+    assert table.equals(read_partitions([f.path for f in files]))
     assert "extra" in table.column_names
 
 
@@ -96,14 +104,14 @@ def test_live_rows_are_the_up_to_date_copy_to_read_in_slices(
     layout.partition_dir("docs").mkdir(parents=True)
 
     def document(key: str, rows: int, tag: str = "") -> None:
-        _, path = _document(layout.partition_dir("docs"), key, rows, tag)
-        path.rename(layout.partition_path("docs", key))  # the layout's file name for the key
+        written = _document(layout.partition_dir("docs"), key, rows, tag)
+        written.path.rename(layout.partition_path("docs", key))  # the layout's file name for the key
 
     keys = [f"d{n}" for n in range(6)]
     for key in keys:
         document(key, 2)
     copy = consolidated_copy(layout.cache, "docs")
-    source = live_rows(layout, "docs", keys)
+    source = live_rows(layout, "docs", document_files(layout, "docs", keys))
     assert source == copy
     assert (
         pq.read_table(copy)
@@ -112,13 +120,31 @@ def test_live_rows_are_the_up_to_date_copy_to_read_in_slices(
     )
     read: list[object] = []
     monkeypatch.setattr(partition_reads, "read_documents", lambda *a: read.append(a))
-    assert live_rows(layout, "docs", reversed(keys)) == copy and read == []  # the same files, sorted
+    assert live_rows(layout, "docs", document_files(layout, "docs", keys)) == copy and read == []
     monkeypatch.undo()
     monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", 2)
     document("d2", 3, tag="changed")
-    assert live_rows(layout, "docs", keys) == copy
+    assert live_rows(layout, "docs", document_files(layout, "docs", keys)) == copy
     assert "d2changed-2" in pq.read_table(copy).column("text").to_pylist()
     assert pq.read_table(copy).num_rows == 13
-    few = live_rows(layout, "docs", keys[:1])  # below CONSOLIDATE_FROM: the rows themselves
+    few = live_rows(
+        layout, "docs", document_files(layout, "docs", keys[:1])
+    )  # below CONSOLIDATE_FROM: the rows themselves
     assert isinstance(few, pa.Table) and few.column("text").to_pylist() == ["d0-0", "d0-1"]
-    assert live_rows(layout, "docs", ["gone"]) is None
+    assert live_rows(layout, "docs", document_files(layout, "docs", ["gone"])) is None
+
+
+@pytest.mark.parametrize("consolidate_from", [2, 1000])  # one scan of the folder; a stat per file
+def test_document_files_are_the_present_ones_in_the_given_order_stamped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, consolidate_from: int
+) -> None:
+    monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", consolidate_from)
+    layout = HomeLayout.at(tmp_path / "home")
+    layout.partition_dir("docs").mkdir(parents=True)
+    for key in ("b", "a/x#1", "c"):
+        pq.write_table(pa.table({"document_id": [key]}), layout.partition_path("docs", key))
+    files = document_files(layout, "docs", ["c", "gone", "a/x#1", "b"])
+    assert [f.key for f in files] == ["c", "a/x#1", "b"]
+    assert [f.path for f in files] == [layout.partition_path("docs", k) for k in ("c", "a/x#1", "b")]
+    assert [f.stamp for f in files] == [file_stamp(f.path) for f in files]
+    assert document_files(layout, "other", ["c", "b", "a"]) == []

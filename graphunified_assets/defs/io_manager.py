@@ -17,7 +17,7 @@ from pydantic import PrivateAttr
 
 from graphunified_assets.defs.resources import layout_for_run
 from graphunified_assets.lib.ingest.index_state import IndexState
-from graphunified_assets.ops.partition_reads import consolidated_copy, read_documents
+from graphunified_assets.ops.partition_reads import consolidated_copy, document_files, read_documents
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import write_table_atomic
 from graphunified_query.core.tables import stamp_indexed_at
@@ -131,10 +131,9 @@ class DocumentTablesIOManager(dg.ConfigurableIOManager):
     def load_input(self, context: dg.InputContext) -> pa.Table:
         table_name, column = self._table(context)
         layout = self.layout
-        files = [(key, layout.partition_path(table_name, key)) for key in context.asset_partition_keys]
-        present = [(key, path) for key, path in files if path.exists()]
-        paths = [path for _, path in files]
-        missing = len(paths) - len(present)
+        keys = context.asset_partition_keys
+        present = document_files(layout, table_name, keys)
+        missing = len(keys) - len(present)
         if missing:
             context.log.warning(f"{missing} partition(s) of {table_name} are not materialized; skipping them")
         if not present:

@@ -15,7 +15,9 @@ read checks file by file; deleting it costs one read of every file.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,13 +25,47 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.layout import HomeLayout, partition_file_stem
 from graphunified_query.core.stores.parquet import read_partitions, write_table_atomic
 
 CONSOLIDATE_FROM = 64  # files: fewer are read directly (a per-document run's inputs)
 _INDEX = b"graphunified.partition_files"  # footer key: document -> [size, mtime_ns, start, rows]
 
 Index = dict[str, list[int]]
+Stamp = list[int]  # a file's [size, mtime_ns]: a rewritten file has another
+MISSING: Stamp = [-1, -1]  # the stamp of no file
+
+
+@dataclass(frozen=True)
+class DocumentFile:
+    key: str  # the document
+    path: Path
+    stamp: Stamp  # taken before the file is read: a file rewritten meanwhile is read again next time
+
+
+def document_files(layout: HomeLayout, table: str, documents: Iterable[str]) -> list[DocumentFile]:
+    """The present files of ``table`` for ``documents``, in ``documents``' order, stamped. Many
+    are listed with one scan of the table's folder: building, testing and stamping each path
+    took ~0.3 s per read at 12.6K documents, and an update makes about eight such reads."""
+    keys = list(documents)
+    folder = layout.partition_dir(table)
+    if len(keys) < CONSOLIDATE_FROM:  # a per-document run's few files: a stat each
+        paths = {key: layout.partition_path(table, key) for key in keys}
+        files = [DocumentFile(key, path, file_stamp(path)) for key, path in paths.items()]
+        return [f for f in files if f.stamp != MISSING]
+    stamps: dict[str, Stamp] = {}
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    stat = entry.stat()
+                except FileNotFoundError:  # removed since the listing
+                    continue
+                stamps[entry.name] = [stat.st_size, stat.st_mtime_ns]
+    except FileNotFoundError:
+        return []
+    found = ((key, f"{partition_file_stem(key)}.parquet") for key in keys)
+    return [DocumentFile(key, folder / name, stamps[name]) for key, name in found if name in stamps]
 
 
 def consolidated_copy(cache: Path, table: str) -> Path:
@@ -42,26 +78,24 @@ def read_live(
 ) -> pa.Table:
     """Every present file of ``table`` for ``documents`` (sorted), through its consolidated copy;
     an empty table when none is present."""
-    files = [(key, layout.partition_path(table, key)) for key in sorted(documents)]
-    present = [(key, path) for key, path in files if path.exists()]
+    present = document_files(layout, table, sorted(documents))
     return (
         read_documents(present, column, consolidated_copy(layout.cache, table)) if present else pa.table({})
     )
 
 
 def live_rows(
-    layout: HomeLayout, table: str, documents: Iterable[str], column: str = "document_id"
+    layout: HomeLayout, table: str, present: Sequence[DocumentFile], column: str = "document_id"
 ) -> pa.Table | Path | None:
-    """As `read_live`, but where the consolidated copy holds exactly those rows (brought up to
-    date here), its path: a step that reads the rows in slices (`ExtractionRows`) then holds none
-    of them. Few files (no copy) or rows not grouped by file: the rows themselves; no file: None."""
-    files = [(key, layout.partition_path(table, key)) for key in sorted(documents)]
-    present = [(key, path) for key, path in files if path.exists()]
+    """As `read_live` of the files ``present`` (`document_files` of the documents, sorted), but
+    where the consolidated copy holds exactly those rows (brought up to date here), its path: a
+    step that reads the rows in slices (`ExtractionRows`) then holds none of them. Few files (no
+    copy) or rows not grouped by file: the rows themselves; no file: None."""
     copy = consolidated_copy(layout.cache, table)
     if not present:
         return None
     if len(present) < CONSOLIDATE_FROM:
-        return read_partitions([path for _, path in present])
+        return read_partitions([f.path for f in present])
     if _holds(copy, present):
         return copy
     rows = read_documents(present, column, copy)
@@ -72,7 +106,7 @@ def live_rows(
     return copy
 
 
-def _holds(copy: Path, files: Sequence[tuple[str, Path]]) -> bool:
+def _holds(copy: Path, files: Sequence[DocumentFile]) -> bool:
     """Whether ``copy`` holds the rows of exactly ``files``, in order, as they are now (its footer
     alone is read)."""
     try:
@@ -80,46 +114,39 @@ def _holds(copy: Path, files: Sequence[tuple[str, Path]]) -> bool:
     except (FileNotFoundError, pa.ArrowInvalid, OSError):
         return False
     index: Index = json.loads(metadata.get(_INDEX, b"{}"))
-    return list(index) == [key for key, _ in files] and all(
-        index[key][:2] == file_stamp(path) for key, path in files
-    )
+    return list(index) == [f.key for f in files] and all(index[f.key][:2] == f.stamp for f in files)
 
 
-def read_documents(files: Sequence[tuple[str, Path]], column: str, copy: Path) -> pa.Table:
-    """The rows of ``files`` ((document, its file), in order) as one table, through ``copy``;
-    ``column`` holds each row's document (each file holds only its document's rows)."""
+def read_documents(files: Sequence[DocumentFile], column: str, copy: Path) -> pa.Table:
+    """The rows of ``files`` (in order) as one table, through ``copy``; ``column`` holds each
+    row's document (each file holds only its document's rows)."""
     if len(files) < CONSOLIDATE_FROM:
-        return read_partitions([path for _, path in files])
-    stats = {key: file_stamp(path) for key, path in files}
+        return read_partitions([f.path for f in files])
     stored, index = _load(copy)
-    fresh = [(key, path) for key, path in files if index.get(key, [])[:2] != stats[key]]
+    fresh = [f for f in files if index.get(f.key, [])[:2] != f.stamp]
     if stored is None or len(fresh) > len(files) // 2:
-        table = read_partitions([path for _, path in files])
-        return _saved(copy, table, files, stats, column) or table
-    if not fresh and list(index) == [key for key, _ in files]:
+        table = read_partitions([f.path for f in files])
+        return _saved(copy, table, files, column) or table
+    if not fresh and list(index) == [f.key for f in files]:
         return stored  # the same files in the same order
     table = _assembled(stored, index, files, fresh, column)
     if table is None:  # a new column or a file of other rows: read every file
-        table = read_partitions([path for _, path in files])
-    return _saved(copy, table, files, stats, column) or table
+        table = read_partitions([f.path for f in files])
+    return _saved(copy, table, files, column) or table
 
 
 def _assembled(
-    stored: pa.Table,
-    index: Index,
-    files: Sequence[tuple[str, Path]],
-    fresh: list[tuple[str, Path]],
-    column: str,
+    stored: pa.Table, index: Index, files: Sequence[DocumentFile], fresh: list[DocumentFile], column: str
 ) -> pa.Table | None:
     """Stored rows of unchanged files and the rows of ``fresh`` ones, in ``files`` order."""
-    read = read_partitions([path for _, path in fresh]) if fresh else stored.schema.empty_table()
+    read = read_partitions([f.path for f in fresh]) if fresh else stored.schema.empty_table()
     if not read.schema.equals(stored.schema):
         return None
-    fresh_ranges = _ranges(read, [key for key, _ in fresh], column)
+    fresh_ranges = _ranges(read, [f.key for f in fresh], column)
     if fresh_ranges is None:
         return None
     starts, lengths = [], []
-    for key, _ in files:
+    for key in (f.key for f in files):
         if key in fresh_ranges:
             start, length = fresh_ranges[key]
             start += stored.num_rows  # fresh rows follow the stored ones below
@@ -134,15 +161,13 @@ def _assembled(
     return pa.concat_tables([stored, read]).take(pa.array(rows)).combine_chunks()
 
 
-def _saved(
-    copy: Path, table: pa.Table, files: Sequence[tuple[str, Path]], stats: dict[str, list[int]], column: str
-) -> pa.Table | None:
+def _saved(copy: Path, table: pa.Table, files: Sequence[DocumentFile], column: str) -> pa.Table | None:
     """Writes ``table`` as the copy (its footer indexing ``files``); None when its rows are not
     grouped by file as ``files`` says (nothing is written then)."""
-    ranges = _ranges(table, [key for key, _ in files], column)
+    ranges = _ranges(table, [f.key for f in files], column)
     if ranges is None:
         return None
-    index = {key: [*stats[key], *ranges[key]] for key, _ in files}
+    index = {f.key: [*f.stamp, *ranges[f.key]] for f in files}
     metadata = {**(table.schema.metadata or {}), _INDEX: json.dumps(index).encode()}
     write_table_atomic(copy, table.replace_schema_metadata(metadata), durable=False)
     return table
@@ -175,10 +200,9 @@ def _load(copy: Path) -> tuple[pa.Table | None, Index]:
     return table.replace_schema_metadata(metadata or None), index
 
 
-def file_stamp(path: Path) -> list[int]:
-    """A file's [size, mtime_ns] ([-1, -1] when missing): a rewritten file has another."""
+def file_stamp(path: Path) -> Stamp:
     try:
         stat = path.stat()
     except FileNotFoundError:
-        return [-1, -1]
+        return list(MISSING)
     return [stat.st_size, stat.st_mtime_ns]

@@ -20,7 +20,7 @@ from graphunified_assets.lib.graph.graph_state import GraphState, file_identity,
 from graphunified_assets.lib.graph.kept_rows import StaleGraphState
 from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases
 from graphunified_assets.lib.graph.resolution_pairs import PairMemory
-from graphunified_assets.ops.partition_reads import file_stamp, live_rows
+from graphunified_assets.ops.partition_reads import MISSING, document_files, live_rows
 from graphunified_query.core.artifacts import (
     ENTITIES,
     EXTRACTIONS,
@@ -66,10 +66,11 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
     live = context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS)
     # Stamped before the read: a file rewritten meanwhile has another stamp, so the next build
     # reads it again.
-    stamps = {doc: file_stamp(layout.partition_path(EXTRACTIONS, doc)) for doc in live}
+    present = document_files(layout, EXTRACTIONS, sorted(live))
+    stamps = {doc: list(MISSING) for doc in live} | {f.key: f.stamp for f in present}
     # Read a slice at a time from the consolidated copy of every live document's rows: neither
     # the Python rows (~0.4 GB at 12.6K passages) nor the Arrow table (~0.25 GB) is held.
-    source = live_rows(layout, EXTRACTIONS, live)
+    source = live_rows(layout, EXTRACTIONS, present)
     if source is None:
         raise no_rows_failure(EXTRACTIONS, layout)
     rows = ExtractionRows(source)

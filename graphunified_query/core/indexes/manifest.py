@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,12 +22,24 @@ def file_fingerprint(path: Path) -> str:
     """Size and mtime of a file (or of every file below a folder), hashed; "missing" when absent."""
     if not path.exists():
         return "missing"
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     digest = hashlib.sha256()
-    for file in files:
-        stat = file.stat()
-        digest.update(f"{file.relative_to(path.parent)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+    for parts, stat in sorted(_stats(path, (path.name,))):
+        digest.update(f"{'/'.join(parts)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()[:16]
+
+
+def _stats(path: Path, parts: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], os.stat_result]]:
+    """(path parts below ``path``'s parent, stat) of each file at or below ``path``: strings from
+    one scan per folder (Path objects per file took 0.25 s per folder of 12.6K files)."""
+    if not path.is_dir():
+        yield parts, path.stat()
+        return
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.is_dir():
+                yield from _stats(Path(entry.path), (*parts, entry.name))
+            elif entry.is_file():
+                yield (*parts, entry.name), entry.stat()
 
 
 def write_manifest(index: Path, built_from: dict[str, str], **details: Any) -> dict[str, Any]:
