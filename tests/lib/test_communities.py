@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphunified_assets.lib.graph.communities import communities_table, community_hash
 from graphunified_assets.lib.graph.leiden import (
@@ -62,9 +64,19 @@ def _table(
     return communities_table(
         found,
         relationships=_relationships(edges),
-        entity_text_units={n: [f"chunk-{n}"] for n in nodes},
-        entity_descriptions={n: f"entity {n}" for n in nodes},
+        entities=_entities({n: f"entity {n}" for n in nodes}, {n: [f"chunk-{n}"] for n in nodes}),
         previous=before,
+    )
+
+
+def _entities(descriptions: dict[str, str | None], units: dict[str, list[str]]) -> pa.Table:
+    ids = sorted(descriptions)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.string()),
+            "description": pa.array([descriptions[i] for i in ids], pa.string()),
+            "text_unit_ids": pa.array([units.get(i, []) for i in ids], pa.list_(pa.string())),
+        }
     )
 
 
@@ -143,9 +155,11 @@ def test_a_changed_description_changes_only_its_communities_hash() -> None:
     edges = _graph()
     found, _ = detect_communities(edges, PARAMS)
     nodes = sorted({n for s, t, _ in edges for n in (s, t)})
-    common = {"relationships": _relationships(edges), "entity_text_units": {n: [] for n in nodes}}
-    before = communities_table(found, entity_descriptions={n: "x" for n in nodes}, **common)
-    after = communities_table(found, entity_descriptions={n: "x" for n in nodes} | {"ax3": "y"}, **common)
+    relationships = _relationships(edges)
+    descriptions: dict[str, str | None] = {n: "x" for n in nodes}
+    before = communities_table(found, relationships=relationships, entities=_entities(descriptions, {}))
+    descriptions["ax3"] = "y"
+    after = communities_table(found, relationships=relationships, entities=_entities(descriptions, {}))
     changed = [
         b["entity_ids"]
         for b, a in zip(before.to_pylist(), after.to_pylist(), strict=True)
@@ -214,3 +228,48 @@ def test_the_clustering_state_round_trips_and_an_old_schema_means_a_cold_build()
     _, clustering = detect_communities(_planted(), PARAMS)
     assert read_clustering(clustering_table(clustering)) == clustering
     assert read_clustering(pa.table({"entity_id": ["a"]})) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 14), st.integers(0, 14), st.sampled_from([0.5, 1.0, 3.0])), max_size=40
+    ),
+    st.dictionaries(st.integers(0, 16), st.one_of(st.none(), st.sampled_from(["", "a|b", "é\nx"]))),
+    st.dictionaries(st.integers(0, 16), st.lists(st.sampled_from(["c2", "c10", "c1", "ç"]), max_size=3)),
+)
+def test_each_row_holds_its_members_inner_edges_and_chunks_as_defined(
+    pairs: list[tuple[int, int, float]],
+    described: dict[int, str | None],
+    units: dict[int, list[str]],
+) -> None:
+    """Whole-column arithmetic gives each community what its definition says: the edges with both
+    ends inside sorted by id, the sorted union of its members' chunks, and `community_hash` of
+    those (entities missing from the table, null descriptions and self-loops included)."""
+    edges = [(f"n{a}", f"n{b}", w) for a, b, w in pairs]
+    found, _ = detect_communities([e for e in edges if e[0] != e[1]], PARAMS)
+    rows = [
+        {"id": f"r{i:02d}", "source_id": s, "target_id": t, "description": f"{s} {t}" if i % 3 else None}
+        for i, (s, t, _) in enumerate(edges)
+    ]
+    relationships = pa.Table.from_pylist(
+        rows, schema=pa.schema({c: pa.string() for c in ("id", "source_id", "target_id", "description")})
+    )
+    descriptions = {f"n{k}": v for k, v in described.items()}
+    table = communities_table(
+        found,
+        relationships=relationships,
+        entities=_entities(descriptions, {f"n{k}": v for k, v in units.items()}),
+    )
+    assert table.num_rows == len(found)
+    for community, row in zip(found, table.to_pylist(), strict=True):
+        inside = set(community.entity_ids)
+        internal = sorted(
+            (r for r in rows if r["source_id"] in inside and r["target_id"] in inside), key=lambda r: r["id"]
+        )
+        assert row["entity_ids"] == list(community.entity_ids)
+        assert row["relationship_ids"] == [r["id"] for r in internal]
+        expected_units = {u for e in inside if e in descriptions for u in units.get(int(e[1:]), [])}
+        assert row["text_unit_ids"] == sorted(expected_units)
+        known = {e: "" for e in inside} | {e: descriptions[e] for e in inside if e in descriptions}
+        assert row["content_hash"] == community_hash(row["entity_ids"], known, internal)

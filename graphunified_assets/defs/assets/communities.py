@@ -56,14 +56,7 @@ def communities(
     found, clustering = detect_communities(
         edges, parameters, previous=previous_clustering if previous is not None else None
     )
-    entity_ids = entities.column("id").to_pylist()
-    table = communities_table(
-        found,
-        relationships=relationships,
-        entity_text_units=dict(zip(entity_ids, entities.column("text_unit_ids").to_pylist(), strict=True)),
-        entity_descriptions=dict(zip(entity_ids, entities.column("description").to_pylist(), strict=True)),
-        previous=previous,
-    )
+    table = communities_table(found, relationships=relationships, entities=entities, previous=previous)
     write_table_atomic(path, stamp_indexed_at(table))
     write_table_atomic(state_path, clustering_table(clustering))
     before = set(previous.column("content_hash").to_pylist()) if previous is not None else set()
