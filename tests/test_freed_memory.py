@@ -10,8 +10,9 @@ import dagster as dg
 import pytest
 
 from graphunified_assets.defs.executors import executor_from_env
+from graphunified_assets.lib.ingest.update_plan import UpdatePlan
 from graphunified_assets.ops.index_progress import PROGRESS_LOGGER, step_progress_logger
-from graphunified_assets.ops.indexing import run_job
+from graphunified_assets.ops.indexing import _small_update, run_job
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.settings.model import LoggingSettings
 
@@ -53,6 +54,8 @@ def two_steps(home: str) -> dg.JobDefinition:
     return _two_steps.graph.to_job(executor_def=executor_from_env({}, home=HomeLayout.at(home)))
 
 
+# `index`'s loggers (`run_job` configures them).
+_PROGRESS = {"console": dg.colored_console_logger, PROGRESS_LOGGER: step_progress_logger(LoggingSettings())}
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads /proc; glibc's malloc_trim"
 )
@@ -71,12 +74,30 @@ def test_a_launched_run_starts_its_next_step_without_what_the_previous_one_freed
 @linux_only
 def test_a_run_of_index_starts_its_next_step_without_what_the_previous_one_freed(tmp_path: Path) -> None:
     # As `index` runs a job in its own process: `execute_in_process`, with Dagster's own executor.
-    progress = {
-        "console": dg.colored_console_logger,
-        PROGRESS_LOGGER: step_progress_logger(LoggingSettings()),
-    }
-    defs = dg.Definitions(jobs=[two_steps(str(tmp_path))], loggers=progress)
+    defs = dg.Definitions(jobs=[two_steps(str(tmp_path))], loggers=_PROGRESS)
     with dg.instance_for_test() as instance:
         run_job(defs, "_two_steps", instance, {})
     peak, next_start = _SEEN.pop()
     assert next_start < peak - FREED_MB // 2, (peak, next_start)
+
+
+@linux_only
+def test_a_small_updates_run_leaves_the_freed_memory_for_the_next_step(tmp_path: Path) -> None:
+    # `index` of a small update: its steps' working sets are alike, the next step reuses the memory.
+    defs = dg.Definitions(jobs=[two_steps(str(tmp_path))], loggers=_PROGRESS)
+    with dg.instance_for_test() as instance:
+        run_job(defs, "_two_steps", instance, {}, keep_freed=True)
+    peak, next_start = _SEEN.pop()
+    assert next_start > peak - FREED_MB // 2, (peak, next_start)
+
+
+def test_an_update_is_small_up_to_a_tenth_of_the_corpus() -> None:
+    def plan(new: int, removed: int) -> UpdatePlan:
+        return UpdatePlan(
+            tuple(f"n{i}" for i in range(new)), (), (), tuple(f"r{i}" for i in range(removed)), 0
+        )
+
+    assert _small_update(plan(1, 0), live=12_587)
+    assert _small_update(plan(5, 5), live=100)
+    assert not _small_update(plan(6, 5), live=100)
+    assert not _small_update(plan(400, 0), live=0)  # a build
