@@ -1,0 +1,57 @@
+"""The relationships' graph in arrays gives each node what the definitions say."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphunified_assets.lib.graph import weighted_graph
+from graphunified_assets.lib.graph.weighted_graph import Edge, WeightedGraph
+
+_EDGES = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c", "d|x", "é", "ent-9"]),
+        st.sampled_from(["a", "b", "c", "d|x", "é", "ent-9"]),
+        st.sampled_from([-1.0, 0.0, 0.1, 0.2, 1.0, 3.0]),
+    ),
+    max_size=30,
+)
+
+
+def _defined(edges: list[Edge]) -> dict[str, list[tuple[str, float]]]:
+    """Each node's neighbours in name order with their summed weights (self-loops and weights
+    not above zero dropped), summed in input order."""
+    summed: dict[tuple[str, str], float] = defaultdict(float)
+    for source, target, weight in edges:
+        if source != target and weight > 0:
+            summed[(min(source, target), max(source, target))] += weight
+    out: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for (low, high), weight in summed.items():
+        out[low].append((high, weight))
+        out[high].append((low, weight))
+    return {node: sorted(pairs) for node, pairs in sorted(out.items())}
+
+
+@pytest.mark.parametrize("whole", [1, 1_000])  # a weight within nodes over the arrays, or per node
+# The patch is the same for every example of a parameter.
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edges=_EDGES, among=st.sets(st.sampled_from(["a", "b", "c", "d|x", "é", "ent-9"])))
+def test_neighbours_signatures_and_weights_are_the_definitions(
+    edges: list[Edge], among: set[str], whole: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(weighted_graph, "_WHOLE", whole)
+    graph, defined = WeightedGraph(edges), _defined(edges)
+    assert graph.names == list(defined) and bool(graph) == bool(defined)
+    for node, pairs in defined.items():
+        assert graph.edges_of(node) == [(node, m, w) for m, w in pairs]
+    assert graph.signatures() == {
+        node: hashlib.sha1("\n".join(f"{m}|{w!r}" for m, w in pairs).encode()).hexdigest()
+        for node, pairs in defined.items()
+    }
+    nodes = among & set(defined)
+    within = sum(w for n in nodes for m, w in defined[n] if n < m and m in nodes)
+    assert graph.weight_within(nodes) == pytest.approx(within)
