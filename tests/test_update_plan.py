@@ -82,6 +82,17 @@ def test_half_finished_document_is_incomplete(tmp_path: Path) -> None:
     assert plan.unchanged == 1
 
 
+def test_a_document_missing_a_file_is_incomplete(tmp_path: Path) -> None:
+    layout = HomeLayout.at(tmp_path)
+    for document in ("a.md", "no-vectors.md", "no-documents-file.md"):
+        _indexed(layout, document)
+    layout.partition_path("chunk_embeddings", "no-vectors.md").unlink()
+    layout.partition_path("documents", "no-documents-file.md").unlink()
+    plan = _unchanged(layout, ("a.md", "no-vectors.md", "no-documents-file.md"))
+    assert plan.incomplete == ("no-documents-file.md", "no-vectors.md")
+    assert plan.unchanged == 1
+
+
 def test_failed_partition_is_retried(tmp_path: Path) -> None:
     layout = HomeLayout.at(tmp_path)
     # A live partition whose document never got indexed (it failed) counts as changed.

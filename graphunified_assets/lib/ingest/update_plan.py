@@ -10,6 +10,7 @@ Everything else is untouched — not even read.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ import pyarrow.parquet as pq
 
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, DOCUMENTS
-from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.layout import HomeLayout, partition_file_stem
 from graphunified_query.core.providers.embedding import EmbeddingError, make_embedder
 from graphunified_query.core.settings.embedding import EmbeddingSettings
 
@@ -77,7 +78,7 @@ def plan_update(
         k for k in scanned if k in indexed and k not in changed and chunked.get(k, chunking) != chunking
     )
     settled = [k for k in scanned if k not in new and k not in changed and k not in rechunk]
-    incomplete = sorted(k for k in settled if _is_incomplete(k, layout, downstream_tables))
+    incomplete = _incomplete(settled, layout, downstream_tables)
     reembed = _embedded_otherwise(sorted(set(settled) - set(incomplete)), model, layout, state)
     removed = sorted((live | set(indexed)) - set(scanned))
     unchanged = len(settled) - len(incomplete) - len(reembed)
@@ -127,19 +128,34 @@ def _file_model(layout: HomeLayout, document_id: str) -> str | None:
     return column.column("model")[0].as_py() if column.num_rows else None
 
 
-def _is_incomplete(document_id: str, layout: HomeLayout, downstream_tables: Sequence[str]) -> bool:
-    source = layout.partition_path(DOCUMENTS, document_id)
+def _incomplete(documents: Sequence[str], layout: HomeLayout, downstream_tables: Sequence[str]) -> list[str]:
+    """The documents (sorted) with no documents file, or a downstream file missing or older than
+    it. Each table's folder is listed once: a path and a stat per document and table took 0.47 s
+    of every `index` and `status` at 12.6K documents."""
+    written = _modified(layout, DOCUMENTS)
+    downstream = [_modified(layout, table) for table in downstream_tables]
+    found = []
+    for key in documents:
+        name = f"{partition_file_stem(key)}.parquet"
+        source = written.get(name)
+        if source is None or any(table.get(name, -1) < source for table in downstream):
+            found.append(key)
+    return sorted(found)
+
+
+def _modified(layout: HomeLayout, table: str) -> dict[str, int]:
+    """File name -> modification time (ns) of each file in ``table``'s folder."""
+    times = {}
     try:
-        written = source.stat().st_mtime_ns
+        with os.scandir(layout.partition_dir(table)) as entries:
+            for entry in entries:
+                try:
+                    times[entry.name] = entry.stat().st_mtime_ns
+                except FileNotFoundError:  # removed since the listing
+                    continue
     except FileNotFoundError:
-        return True
-    for table in downstream_tables:
-        try:
-            if layout.partition_path(table, document_id).stat().st_mtime_ns < written:
-                return True
-        except FileNotFoundError:
-            return True
-    return False
+        pass
+    return times
 
 
 def contiguous_ranges(
