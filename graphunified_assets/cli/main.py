@@ -209,7 +209,7 @@ def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_inp
         fail(str(error))
         return 1
     echo(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
-    _status(resource, echo)
+    _status(resource, echo, checked=True)  # `index` has just published the generation or found it whole
     return 0
 
 
@@ -296,8 +296,10 @@ def _import(interop: Interop, key: str, resource: GraphUnifiedResource, folder: 
     return 0
 
 
-def _status(resource: GraphUnifiedResource, echo: Callable[[str], None] = print) -> int:
+def _status(
+    resource: GraphUnifiedResource, echo: Callable[[str], None] = print, *, checked: bool = False
+) -> int:
     from graphunified_assets.ops.home_status import print_status
 
-    print_status(resource.layout, resource.input_path, echo)
+    print_status(resource.layout, resource.input_path, echo, checked=checked)
     return 0

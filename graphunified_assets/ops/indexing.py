@@ -232,11 +232,12 @@ def _index(
 
 
 def _parsed_not_searchable(layout: HomeLayout, state: IndexState) -> set[str]:
+    """Indexed documents the published generation lacks; called once `published_damage` found it whole."""
     from graphunified_assets.ops.home_status import searchable_documents
 
     failed = {f.source for f in state.failures()}
     parsed = set(state.indexed_hashes()) - failed
-    return parsed - searchable_documents(layout) if parsed else set()
+    return parsed - searchable_documents(layout, checked=True) if parsed else set()
 
 
 def _global_outputs_missing(layout: HomeLayout) -> bool:
