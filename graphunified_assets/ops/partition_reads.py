@@ -15,7 +15,6 @@ read checks file by file; deleting it costs one read of every file.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,19 +52,13 @@ def document_files(layout: HomeLayout, table: str, documents: Iterable[str]) -> 
         paths = {key: layout.partition_path(table, key) for key in keys}
         files = [DocumentFile(key, path, file_stamp(path)) for key, path in paths.items()]
         return [f for f in files if f.stamp != MISSING]
-    stamps: dict[str, Stamp] = {}
-    try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                try:
-                    stat = entry.stat()
-                except FileNotFoundError:  # removed since the listing
-                    continue
-                stamps[entry.name] = [stat.st_size, stat.st_mtime_ns]
-    except FileNotFoundError:
-        return []
+    stats = layout.partition_stats(table)
     found = ((key, f"{partition_file_stem(key)}.parquet") for key in keys)
-    return [DocumentFile(key, folder / name, stamps[name]) for key, name in found if name in stamps]
+    return [
+        DocumentFile(key, folder / name, [stats[name].st_size, stats[name].st_mtime_ns])
+        for key, name in found
+        if name in stats
+    ]
 
 
 def consolidated_copy(cache: Path, table: str) -> Path:

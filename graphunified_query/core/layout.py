@@ -33,6 +33,21 @@ class HomeLayout:
     def partition_path(self, table: str, document_id: str) -> Path:
         return self.partition_dir(table) / f"{partition_file_stem(document_id)}.parquet"
 
+    def partition_stats(self, table: str) -> dict[str, os.stat_result]:
+        """File name -> stat of every file in a per-document table's folder, from one scan of it:
+        a path and a stat per document took seconds of every update at 12.6K documents."""
+        stats = {}
+        try:
+            with os.scandir(self.partition_dir(table)) as entries:
+                for entry in entries:
+                    try:
+                        stats[entry.name] = entry.stat()
+                    except FileNotFoundError:  # removed since the listing
+                        continue
+        except FileNotFoundError:
+            pass
+        return stats
+
     def table_path(self, table: str) -> Path:
         """Parquet file of a global (unpartitioned) table."""
         return self.tables / f"{table}.parquet"
