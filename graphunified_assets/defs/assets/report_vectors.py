@@ -56,15 +56,19 @@ def _planned_reports(layout: HomeLayout, plan: dict[str, Any], columns: list[str
     return read_table(path, columns=columns)
 
 
+_PLANNED_COLUMNS = ["id", "community", "level", "title", "summary", "findings"]
+
+
 def _report_plan(graphunified: GraphUnifiedResource, stage: Staging) -> list[Shard]:
     """The reports (communities) to compute, split into shards: per table (the reports' vectors,
     their points' vectors) every report (a rewrite) or those whose text or numbering changed, and
     the stale ones. A shard computes both tables for its communities: a report's text and its
     points share their summary sentences and headlines, embedded once."""
     layout = graphunified.layout
-    reports = read_table(layout.table_path(COMMUNITY_REPORTS))
+    # What the plan compares: not the reports' long columns (full_content alone is most of the file).
+    reports = read_table(layout.table_path(COMMUNITY_REPORTS), columns=_PLANNED_COLUMNS)
     model = graphunified.embedder().model_name
-    rows = reports.to_pylist()
+    rows = reports.select(["title", "summary", "findings"]).to_pylist()
     texts = pa.array([report_text(row) for row in rows], pa.string())
     points = [report_points(row) for row in rows]
     db = lancedb.connect(str(layout.lancedb))
