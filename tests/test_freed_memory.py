@@ -3,6 +3,7 @@ before the next step starts, so each step's peak does not sit on what earlier st
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 
@@ -89,6 +90,29 @@ def test_a_small_updates_run_leaves_the_freed_memory_for_the_next_step(tmp_path:
         run_job(defs, "_two_steps", instance, {}, keep_freed=True)
     peak, next_start = _SEEN.pop()
     assert next_start > peak - FREED_MB // 2, (peak, next_start)
+
+
+_FROZEN: list[int] = []
+
+
+@dg.op
+def _counts_frozen() -> None:
+    _FROZEN.append(gc.get_freeze_count())
+
+
+@dg.job
+def _frozen_step() -> None:
+    _counts_frozen()
+
+
+def test_a_run_of_index_leaves_what_it_holds_out_of_the_steps_collections(tmp_path: Path) -> None:
+    # The definitions, the model and the plan outlive every step: no full collection walks them.
+    job = _frozen_step.graph.to_job(executor_def=executor_from_env({}, home=HomeLayout.at(str(tmp_path))))
+    defs = dg.Definitions(jobs=[job], loggers=_PROGRESS)
+    with dg.instance_for_test() as instance:
+        run_job(defs, "_frozen_step", instance, {})
+    assert _FROZEN.pop() > 10_000  # Dagster's own objects at least
+    assert gc.get_freeze_count() == 0  # collectable again once the run is over
 
 
 def test_an_update_is_small_up_to_a_tenth_of_the_corpus() -> None:

@@ -178,11 +178,14 @@ def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_inp
     if resource.settings.logging.format != "json":  # JSON logs start with the next record
         # Loading Dagster and the models took 17-140 s without a word (bench/index_silence.py).
         print(f"index {resource.layout.home}: loading Dagster and the models", flush=True)
-    import dagster
+    from graphunified_assets.lib.collector import collector_paused
+
+    with collector_paused(collect=False):  # ~330K objects, none garbage: `index` freezes them
+        import dagster
+
+        from graphunified_assets.ops.indexing import index  # dagster import is slow; only when needed
 
     warnings.filterwarnings("ignore", category=dagster.BetaWarning)  # BackfillPolicy is beta
-
-    from graphunified_assets.ops.indexing import index  # dagster import is slow; only when needed
     from graphunified_assets.ops.input_guard import adopt_input, input_problem
     from graphunified_assets.ops.logs import cli_error, configure_logging
 

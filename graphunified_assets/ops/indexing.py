@@ -24,6 +24,7 @@ from graphunified_assets.defs.jobs import INDEX_DOCUMENTS, REFRESH_INDEXES
 from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS
 from graphunified_assets.defs.resources import GraphUnifiedResource, default_resource
 from graphunified_assets.defs.sensors import DOWNSTREAM_TABLES, partition_range_tags, run_ranges
+from graphunified_assets.lib.collector import collector_frozen
 from graphunified_assets.lib.extraction.cache_purge import purge_removed
 from graphunified_assets.lib.extraction.estimate import estimate_extraction
 from graphunified_assets.lib.freed_memory import release_freed_memory
@@ -137,7 +138,10 @@ def index(
     """
     started = time.perf_counter()
     layout = resource.layout
-    with home_lock(layout, command=f"python -m graphunified_assets index --home {layout.home}") as lock:
+    with (
+        home_lock(layout, command=f"python -m graphunified_assets index --home {layout.home}") as lock,
+        collector_frozen(),  # the imports; each run freezes what the planning added (`_execute`)
+    ):
         return _index(resource, lock, echo=echo, refresh=refresh, started=started)
 
 
@@ -335,9 +339,10 @@ def _execute(
     run_config = {"loggers": {**_CONSOLE, **progress_run_config(job_def)}}
     if runs_in_process():
         job_def = job_def if keep_freed else job_def.with_hooks(RELEASE_AFTER_STEPS)
-        result = job_def.execute_in_process(
-            instance=instance, run_config=run_config, tags=tags, raise_on_error=False
-        )
+        with collector_frozen():  # the definitions, the model and the plan outlive every step
+            result = job_def.execute_in_process(
+                instance=instance, run_config=run_config, tags=tags, raise_on_error=False
+            )
         return result.run_id, None if result.success else [
             e.step_key for e in result.all_events if e.is_step_failure
         ]

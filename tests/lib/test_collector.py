@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphunified_assets.lib.collector import collector_paused
+from graphunified_assets.lib.collector import collector_frozen, collector_paused
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
 from tests.lib.test_graph_elements_streaming import (
@@ -71,3 +71,33 @@ def test_the_collector_comes_back_when_the_block_raises() -> None:
     with pytest.raises(RuntimeError), collector_paused():
         raise RuntimeError("a failing step")
     assert gc.isenabled()
+
+
+def test_what_a_command_holds_is_left_out_of_collections_until_its_outermost_block_ends(
+    collections: list[int],
+) -> None:
+    held = [[n] for n in range(50_000)]  # the imports and definitions an `index` holds throughout
+    with collector_frozen():
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(held)
+        made = [[n] for n in range(1_000)]
+        with collector_frozen():  # a run inside `index`: what was made since is frozen too
+            assert gc.get_freeze_count() >= frozen + len(made)
+        assert gc.get_freeze_count() >= frozen + len(made)  # the outer block still holds them
+        collections.clear()
+        gc.collect()
+    assert gc.get_freeze_count() == 0
+    assert collections == [2]
+    del held, made
+
+
+def test_a_cycle_dropped_while_frozen_is_collected_after_the_block() -> None:
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    alive = weakref.ref(a)
+    with collector_frozen():
+        del a, b
+        gc.collect()
+        assert alive() is not None  # frozen: no collection looks at it
+    gc.collect()
+    assert alive() is None  # not kept for the process's life
