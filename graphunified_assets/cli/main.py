@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 
 from graphunified_assets.cli import config as config_cli
 from graphunified_assets.cli import tuning as tuning_cli
+from graphunified_assets.lib.collector import collector_frozen, collector_paused
 from graphunified_assets.ops.run_home import celery_queue
 from graphunified_assets.ops.worker import HOME_ENV, start_worker, variables_help, worker_problems
 
 if TYPE_CHECKING:  # the parser is built without Dagster (`graphunified ask` never loads it)
     from graphunified_assets.defs.resources import GraphUnifiedResource
+    from graphunified_assets.ops.indexing import IndexReport
 
 
 @dataclass(frozen=True)
@@ -178,14 +180,19 @@ def _index(resource: GraphUnifiedResource, *, refresh: bool = False, replace_inp
     if resource.settings.logging.format != "json":  # JSON logs start with the next record
         # Loading Dagster and the models took 17-140 s without a word (bench/index_silence.py).
         print(f"index {resource.layout.home}: loading Dagster and the models", flush=True)
-    from graphunified_assets.lib.collector import collector_paused
-
-    with collector_paused(collect=False):  # ~330K objects, none garbage: `index` freezes them
+    with collector_paused(collect=False):  # ~330K objects, none garbage: frozen next
         import dagster
 
         from graphunified_assets.ops.indexing import index  # dagster import is slow; only when needed
 
     warnings.filterwarnings("ignore", category=dagster.BetaWarning)  # BackfillPolicy is beta
+    with collector_frozen():  # the imports and what the command holds throughout; each run adds its own
+        return _index_input(resource, index, refresh=refresh, replace_input=replace_input)
+
+
+def _index_input(
+    resource: GraphUnifiedResource, index: Callable[..., IndexReport], *, refresh: bool, replace_input: bool
+) -> int:
     from graphunified_assets.ops.input_guard import adopt_input, input_problem
     from graphunified_assets.ops.logs import cli_error, configure_logging
 

@@ -138,10 +138,7 @@ def index(
     """
     started = time.perf_counter()
     layout = resource.layout
-    with (
-        home_lock(layout, command=f"python -m graphunified_assets index --home {layout.home}") as lock,
-        collector_frozen(),  # the imports; each run freezes what the planning added (`_execute`)
-    ):
+    with home_lock(layout, command=f"python -m graphunified_assets index --home {layout.home}") as lock:
         return _index(resource, lock, echo=echo, refresh=refresh, started=started)
 
 
