@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from graphunified_query.core.indexes.bm25 import BM25Index
 from graphunified_query.core.indexes.dense import DenseIndex
@@ -81,6 +82,8 @@ def make_context(
     ids = [c[0] for c in chunks]
     texts = [c[2] for c in chunks]
     entity_index = DenseIndex.empty(DIMENSION)
+    no_ids = pa.chunked_array([], pa.string())
+    no_edges = pa.table({"source": no_ids, "target": no_ids, "weight": pa.chunked_array([], pa.float64())})
     if entities and entity_vectors:
         entity_index = DenseIndex(
             tuple(e["id"] for e in entities),
@@ -107,7 +110,7 @@ def make_context(
         report_vectors=DenseIndex.empty(DIMENSION),
         communities={},
         bm25=BM25Index.build(ids, texts, k1=1.2, b=0.75),
-        graph=PPRGraph.from_edges([], [], []),
+        graph=PPRGraph.from_edges(no_ids, no_ids, no_edges),
     )
     embedder.calls.clear()  # tests count only the calls retrieval makes
     return RetrieverContext(snapshot, embedder, Settings())

@@ -80,16 +80,12 @@ def bm25_index(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
 def ppr_graph(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
     """The sparse entity–passage matrix HippoRAG's Personalized PageRank walks."""
     layout = graphunified.layout
-    entity_ids = read_table(layout.table_path(ENTITIES)).column("id").to_pylist()
+    entity_ids = read_table(layout.table_path(ENTITIES), columns=["id"]).column("id")
     chunks, version = _chunk_rows(graphunified)
-    edges = read_table(layout.table_path(GRAPH_EDGES)).select(["source", "target", "weight"])
+    edges = read_table(layout.table_path(GRAPH_EDGES), columns=["source", "target", "weight"])
     if not graphunified.builds(PPR_FILE):  # no enabled strategy reads it: an empty graph
-        entity_ids, chunks, edges = [], chunks.schema.empty_table(), edges.schema.empty_table()
-    graph = PPRGraph.from_edges(
-        entity_ids,
-        chunks.column("id").to_pylist(),
-        list(zip(*(edges.column(c).to_pylist() for c in ("source", "target", "weight")), strict=True)),
-    )
+        entity_ids, chunks, edges = entity_ids[:0], chunks.schema.empty_table(), edges.schema.empty_table()
+    graph = PPRGraph.from_edges(entity_ids, chunks.column("id"), edges)
     path = layout.index_path(PPR_FILE)
     graph.save(path)
     manifest = write_manifest(

@@ -15,7 +15,10 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import scipy.sparse as sp
+
+from graphunified_query.core.positions import last_positions
 
 
 @dataclass(frozen=True)
@@ -25,24 +28,25 @@ class PPRGraph:
     adjacency: sp.csr_matrix  # symmetric, non-negative edge weights
 
     @classmethod
-    def from_edges(
-        cls, entity_ids: list[str], chunk_ids: list[str], edges: list[tuple[str, str, float]]
-    ) -> PPRGraph:
-        """Parallel edges add up; edges naming an unknown node are skipped."""
-        node_ids = tuple(entity_ids) + tuple(chunk_ids)
-        index = {node: i for i, node in enumerate(node_ids)}
-        rows, cols, weights = [], [], []
-        for source, target, weight in edges:
-            i, j = index.get(source), index.get(target)
-            if i is None or j is None or i == j or weight <= 0:
-                continue
-            rows += [i, j]
-            cols += [j, i]
-            weights += [weight, weight]
-        n = len(node_ids)
-        matrix = sp.csr_matrix((np.asarray(weights, np.float32), (rows, cols)), shape=(n, n))
+    def from_edges(cls, entity_ids: pa.ChunkedArray, chunk_ids: pa.ChunkedArray, edges: pa.Table) -> PPRGraph:
+        """The graph over the entities then the chunks, from ``edges`` (``source``, ``target``,
+        ``weight``). Parallel edges add up; edges naming an unknown node, self-loops and weights
+        <= 0 are skipped. Columnar: per-edge Python took 0.6 s of every update at 475K edges."""
+        nodes = pa.chunked_array(
+            [*entity_ids.cast(pa.string()).chunks, *chunk_ids.cast(pa.string()).chunks], pa.string()
+        )
+        # A repeated node id: its last position, as `index` gives
+        sources, targets = (last_positions(edges.column(c), nodes) for c in ("source", "target"))
+        weights = edges.column("weight").to_numpy()
+        # `~(w <= 0)` rather than `w > 0`: a NaN weight is kept, as it always was
+        keep = (sources >= 0) & (targets >= 0) & (sources != targets) & ~(weights <= 0)
+        i, j, w = sources[keep], targets[keep], weights[keep].astype(np.float32)
+        # Both directions of each edge side by side, in edge order: the entries, and so the
+        # float32 sums of parallel edges, come out as they did edge by edge.
+        rows, cols = np.column_stack([i, j]).ravel(), np.column_stack([j, i]).ravel()
+        matrix = sp.csr_matrix((np.repeat(w, 2), (rows, cols)), shape=(len(nodes), len(nodes)))
         matrix.sum_duplicates()
-        return cls(node_ids, len(entity_ids), matrix)
+        return cls(tuple(nodes.to_pylist()), len(entity_ids), matrix)
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
