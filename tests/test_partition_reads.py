@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphunified_assets.ops import partition_reads
 from graphunified_assets.ops.partition_reads import (
@@ -14,8 +18,11 @@ from graphunified_assets.ops.partition_reads import (
     consolidated_copy,
     document_files,
     file_stamp,
+    live_row_count,
     live_rows,
+    read_columns,
     read_documents,
+    read_live,
 )
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import read_partitions
@@ -148,3 +155,65 @@ def test_document_files_are_the_present_ones_in_the_given_order_stamped(
     assert [f.path for f in files] == [layout.partition_path("docs", k) for k in ("c", "a/x#1", "b")]
     assert [f.stamp for f in files] == [file_stamp(f.path) for f in files]
     assert document_files(layout, "other", ["c", "b", "a"]) == []
+
+
+def test_a_column_read_takes_changed_files_beside_the_copy_and_leaves_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", 2)  # also: at most 2 changed files
+    copy = tmp_path / "cache" / "docs.parquet"
+    files = [_document(tmp_path, f"d{n}", n % 3) for n in range(12)]
+    read_documents(files, "document_id", copy)
+    written = copy.read_bytes()
+    files[4] = _document(tmp_path, "d4", 3, tag="changed")
+    del files[7]
+    files.insert(2, _document(tmp_path, "new", 2))
+    whole = read_partitions([f.path for f in files])
+    assert read_columns(files, "document_id", copy, ["text"]).equals(whole.select(["text"]))
+    assert copy.read_bytes() == written  # two changed files: read beside the copy
+    files[0] = _document(tmp_path, "d0", 1, tag="changed")  # a third: a whole read rewrites the copy
+    whole = read_partitions([f.path for f in files])
+    assert read_columns(files, "document_id", copy, ["text"]).equals(whole.select(["text"]))
+    assert pq.read_table(copy).select(["document_id", "text"]).equals(whole)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    changes=st.lists(
+        st.tuples(st.sampled_from(["rewrite", "remove", "add"]), st.integers(0, 9), st.integers(0, 3)),
+        max_size=6,
+    ),
+    copy_kept=st.booleans(),
+)
+def test_column_reads_and_row_counts_equal_the_whole_read(
+    changes: list[tuple[str, int, int]], copy_kept: bool
+) -> None:
+    """Whatever changed since the copy was written (or with no copy): ``read_live`` of some columns
+    is the whole read's columns, and ``live_row_count`` its row count."""
+    with tempfile.TemporaryDirectory() as folder, mock.patch.object(partition_reads, "CONSOLIDATE_FROM", 2):
+        layout = HomeLayout.at(folder)
+        layout.partition_dir("docs").mkdir(parents=True)
+
+        def write(key: str, rows: int, version: int) -> None:
+            texts = [f"{key}{'v' * version}-{n}" for n in range(rows)]  # a new version: a new size
+            table = pa.table(
+                {"document_id": pa.array([key] * rows, pa.string()), "text": pa.array(texts, pa.string())}
+            )
+            pq.write_table(table, layout.partition_path("docs", key))
+
+        live = {f"d{n}": n % 3 for n in range(10)}
+        for key, rows in live.items():
+            write(key, rows, 0)
+        read_live(layout, "docs", live)  # writes the copy
+        if not copy_kept:
+            consolidated_copy(layout.cache, "docs").unlink()
+        for version, (change, n, rows) in enumerate(changes, start=1):
+            key = f"d{n}" if change != "add" else f"new{n}"
+            if change == "remove":
+                live.pop(key, None)
+            else:
+                write(key, rows, version)
+                live[key] = rows
+        whole = read_partitions([layout.partition_path("docs", key) for key in sorted(live)])
+        assert read_live(layout, "docs", live, columns=["text"]).equals(whole.select(["text"]))
+        assert live_row_count(layout, "docs", live) == whole.num_rows

@@ -9,7 +9,9 @@ takes the rows of unchanged files from it and reads only new or rewritten files,
 the copy. The result is the table `read_partitions` gives for the same files, in the same order.
 
 The copy is a cache: it is replaced atomically, a crash leaves the previous one, which the next
-read checks file by file; deleting it costs one read of every file.
+read checks file by file; deleting it costs one read of every file. A read of a few columns
+(`read_columns`) takes them from the copy and the changed files without rewriting it, and a row
+count (`live_row_count`) reads footers alone.
 """
 
 from __future__ import annotations
@@ -67,14 +69,34 @@ def consolidated_copy(cache: Path, table: str) -> Path:
 
 
 def read_live(
-    layout: HomeLayout, table: str, documents: Iterable[str], column: str = "document_id"
+    layout: HomeLayout,
+    table: str,
+    documents: Iterable[str],
+    column: str = "document_id",
+    columns: Sequence[str] | None = None,
 ) -> pa.Table:
     """Every present file of ``table`` for ``documents`` (sorted), through its consolidated copy;
-    an empty table when none is present."""
+    an empty table when none is present. ``columns``: only these (`read_columns`)."""
     present = document_files(layout, table, sorted(documents))
+    if not present:
+        return pa.table({})
+    copy = consolidated_copy(layout.cache, table)
     return (
-        read_documents(present, column, consolidated_copy(layout.cache, table)) if present else pa.table({})
+        read_documents(present, column, copy)
+        if columns is None
+        else read_columns(present, column, copy, columns)
     )
+
+
+def live_row_count(layout: HomeLayout, table: str, documents: Iterable[str]) -> int:
+    """``read_live(...).num_rows`` from footers alone: each present file's rows as the consolidated
+    copy's index records them, or, for a file changed since, as its own footer says."""
+    index = _footer_index(consolidated_copy(layout.cache, table)) or {}
+    rows = 0
+    for file in document_files(layout, table, documents):
+        entry = index.get(file.key)
+        rows += entry[3] if entry and entry[:2] == file.stamp else pq.read_metadata(file.path).num_rows
+    return rows
 
 
 def live_rows(
@@ -102,12 +124,20 @@ def live_rows(
 def _holds(copy: Path, files: Sequence[DocumentFile]) -> bool:
     """Whether ``copy`` holds the rows of exactly ``files``, in order, as they are now (its footer
     alone is read)."""
+    index = _footer_index(copy)
+    if index is None:
+        return False
+    return list(index) == [f.key for f in files] and all(index[f.key][:2] == f.stamp for f in files)
+
+
+def _footer_index(copy: Path) -> Index | None:
+    """The index in ``copy``'s footer; None when there is no readable copy."""
     try:
         metadata = pq.read_schema(copy).metadata or {}
     except (FileNotFoundError, pa.ArrowInvalid, OSError):
-        return False
+        return None
     index: Index = json.loads(metadata.get(_INDEX, b"{}"))
-    return list(index) == [f.key for f in files] and all(index[f.key][:2] == f.stamp for f in files)
+    return index
 
 
 def read_documents(files: Sequence[DocumentFile], column: str, copy: Path) -> pa.Table:
@@ -122,17 +152,39 @@ def read_documents(files: Sequence[DocumentFile], column: str, copy: Path) -> pa
         return _saved(copy, table, files, column) or table
     if not fresh and list(index) == [f.key for f in files]:
         return stored  # the same files in the same order
-    table = _assembled(stored, index, files, fresh, column)
+    read = read_partitions([f.path for f in fresh]) if fresh else stored.schema.empty_table()
+    table = _assembled(stored, index, files, fresh, read, column)
     if table is None:  # a new column or a file of other rows: read every file
         table = read_partitions([f.path for f in files])
     return _saved(copy, table, files, column) or table
 
 
+def read_columns(files: Sequence[DocumentFile], column: str, copy: Path, columns: Sequence[str]) -> pa.Table:
+    """``read_documents(...).select(columns)``, but the rows of files changed since ``copy`` was
+    written come from those files and the copy is left as it is: rewriting it, every column, cost
+    more than the few files an update changes. Past CONSOLIDATE_FROM such files, or without a
+    usable copy, a whole read, which rewrites it."""
+    if len(files) >= CONSOLIDATE_FROM:
+        stored, index = _load(copy, list(dict.fromkeys([column, *columns])))
+        fresh = [f for f in files if index.get(f.key, [])[:2] != f.stamp]
+        if stored is not None and len(fresh) <= CONSOLIDATE_FROM:
+            read = read_partitions([f.path for f in fresh]) if fresh else stored.schema.empty_table()
+            if set(stored.column_names) <= set(read.column_names):  # else one added since: whole read
+                table = _assembled(stored, index, files, fresh, read.select(stored.column_names), column)
+                if table is not None:
+                    return table.select(columns)
+    return read_documents(files, column, copy).select(columns)
+
+
 def _assembled(
-    stored: pa.Table, index: Index, files: Sequence[DocumentFile], fresh: list[DocumentFile], column: str
+    stored: pa.Table,
+    index: Index,
+    files: Sequence[DocumentFile],
+    fresh: list[DocumentFile],
+    read: pa.Table,
+    column: str,
 ) -> pa.Table | None:
-    """Stored rows of unchanged files and the rows of ``fresh`` ones, in ``files`` order."""
-    read = read_partitions([f.path for f in fresh]) if fresh else stored.schema.empty_table()
+    """Stored rows of unchanged files and the rows ``read`` of ``fresh`` ones, in ``files`` order."""
     if not read.schema.equals(stored.schema):
         return None
     fresh_ranges = _ranges(read, [f.key for f in fresh], column)
@@ -183,9 +235,9 @@ def _ranges(table: pa.Table, keys: list[str], column: str) -> dict[str, tuple[in
     return ranges
 
 
-def _load(copy: Path) -> tuple[pa.Table | None, Index]:
+def _load(copy: Path, columns: Sequence[str] | None = None) -> tuple[pa.Table | None, Index]:
     try:
-        table = pq.read_table(copy)
+        table = pq.read_table(copy, columns=list(columns) if columns is not None else None)
     except (FileNotFoundError, pa.ArrowInvalid, OSError):
         return None, {}
     metadata = dict(table.schema.metadata or {})

@@ -2,6 +2,7 @@
 
 import dagster as dg
 import lancedb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -9,9 +10,11 @@ from graphunified_assets.defs.observability import stage_timing
 from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.ingest.pruning import prune_partition_files
-from graphunified_assets.ops.partition_reads import read_live
+from graphunified_assets.lib.vectors.lance_slices import stored_columns
+from graphunified_assets.ops.partition_reads import live_row_count, read_live
 from graphunified_query.core.artifacts import CHUNK_EMBEDDINGS, CHUNK_VECTORS, CHUNKS, DOCUMENTS, EXTRACTIONS
 from graphunified_query.core.indexes.manifest import file_fingerprint, write_manifest
+from graphunified_query.core.positions import last_positions
 from graphunified_query.core.providers import EmbeddingModelMismatch
 from graphunified_query.core.tables import RISK_COLUMNS, with_chunk_risk
 
@@ -43,15 +46,16 @@ def chunk_vectors(
         {name: file_fingerprint(layout.partition_dir(name)) for name in (CHUNKS, CHUNK_EMBEDDINGS)},
         model=next(iter(models), ""),
     )
+    # The two columns alone, the documents' consolidated copy left as it is: reading and rewriting
+    # it whole took 0.2-0.4 s of each update at 12.6K documents.
+    documents = read_live(layout, DOCUMENTS, live, column="id", columns=["format", "text"])
     return dg.MaterializeResult(
         metadata={
             "rows": table.count_rows(),
             "documents": len(live),
             "pruned_documents": len(pruned),
             "model": next(iter(models), ""),
-            "corpus": dg.MetadataValue.md(
-                _corpus_statistics(read_live(layout, DOCUMENTS, live, column="id"))
-            ),
+            "corpus": dg.MetadataValue.md(_corpus_statistics(documents)),
             "mean_chunk_tokens": float(pc.mean(chunks.column("n_tokens")).as_py() or 0.0),
             **stage_timing(),
             "built_from": dg.MetadataValue.json(manifest["built_from"]),
@@ -80,7 +84,7 @@ def vectors_match_chunks(
     context: dg.AssetCheckExecutionContext, graphunified: GraphUnifiedResource
 ) -> dg.AssetCheckResult:
     layout = graphunified.layout
-    n_chunks = read_live(layout, CHUNKS, _live(context)).num_rows
+    n_chunks = live_row_count(layout, CHUNKS, _live(context))
     n_vectors = lancedb.connect(str(layout.lancedb)).open_table(CHUNK_VECTORS).count_rows()
     return dg.AssetCheckResult(
         passed=n_chunks == n_vectors, metadata={"chunks": n_chunks, "vectors": n_vectors}
@@ -88,17 +92,13 @@ def vectors_match_chunks(
 
 
 @dg.asset_check(asset=chunk_vectors, description="One embedding model and dimension across the index.")
-def one_embedding_model(
-    context: dg.AssetCheckExecutionContext, graphunified: GraphUnifiedResource
-) -> dg.AssetCheckResult:
-    embeddings = read_live(graphunified.layout, CHUNK_EMBEDDINGS, _live(context))
-    rows: list[tuple[object, ...]] = []
-    if embeddings.num_rows:
-        kinds = pa.table(
-            {"model": embeddings.column("model"), "dim": pc.list_value_length(embeddings.column("vector"))}
-        )
-        counted = kinds.group_by(["model", "dim"]).aggregate([("model", "count")])
-        rows = [(r["model"], r["dim"], r["model_count"]) for r in counted.to_pylist()]
+def one_embedding_model(graphunified: GraphUnifiedResource) -> dg.AssetCheckResult:
+    # The index's model column and its vector type: the chunk embeddings' vectors, which the
+    # index copies, took 0.2-0.5 s to read at 12.6K passages.
+    db = lancedb.connect(str(graphunified.layout.lancedb))
+    dimension = db.open_table(CHUNK_VECTORS).schema.field("vector").type.list_size  # a fixed-size list
+    counted = stored_columns(db, CHUNK_VECTORS, ["model"]).group_by("model").aggregate([("model", "count")])
+    rows = [(r["model"], dimension, r["model_count"]) for r in counted.to_pylist()]
     return dg.AssetCheckResult(
         passed=len(rows) <= 1, metadata={"models": dg.MetadataValue.md("\n".join(f"- {r}" for r in rows))}
     )
@@ -112,11 +112,9 @@ def _live(context: dg.AssetCheckExecutionContext) -> list[str]:
 def _attach_vectors(chunks: pa.Table, embeddings: pa.Table) -> pa.Table:
     """Chunks with their vectors (Arrow's join cannot carry fixed-size-list columns) and risk flags,
     which the query side filters on; chunks indexed before flags existed carry "low"."""
-    row_of = {chunk_id: i for i, chunk_id in enumerate(embeddings.column("id").to_pylist())}
-    wanted = [(i, row_of.get(chunk_id)) for i, chunk_id in enumerate(chunks.column("id").to_pylist())]
-    kept = [(i, j) for i, j in wanted if j is not None]
-    chunk_rows = pa.array([i for i, _ in kept], pa.int64())
-    vector_rows = pa.array([j for _, j in kept], pa.int64())
+    rows = last_positions(chunks.column("id"), embeddings.column("id"))  # a repeated id: its last row
+    chunk_rows = pa.array(np.flatnonzero(rows >= 0), pa.int64())  # chunks without a vector are left out
+    vector_rows = pa.array(rows[rows >= 0], pa.int64())
     columns = ["id", "document_id", "text", "section", "chunk_index", *RISK_COLUMNS]
     base = with_chunk_risk(chunks).select(columns).take(chunk_rows)
     vectors = embeddings.select(["vector", "model"]).take(vector_rows)
