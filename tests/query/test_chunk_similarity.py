@@ -10,8 +10,8 @@ import pytest
 
 from graphunified_assets.definitions import defs
 from graphunified_query.core.artifacts import CHUNK_SIMILARITY_FILE
-from graphunified_query.core.indexes import chunk_similarity
-from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges, knn_pairs, similarity_edges
+from graphunified_query.core.indexes import neighbour_choices
+from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges, similarity_edges
 from graphunified_query.core.indexes.manifest import read_manifest
 from graphunified_query.core.settings.model import GraphSettings
 from graphunified_query.engine.query_engine import QueryEngine
@@ -37,27 +37,46 @@ def _brute_force(vectors: np.ndarray, threshold: float, k: int) -> dict[tuple[in
     return pairs
 
 
+def _edges(vectors: np.ndarray, threshold: float, k: int) -> dict[tuple[int, int], float]:
+    """The edges of ``similarity_edges`` by row position (ids ``c000``, ... sort as the rows)."""
+    table = similarity_edges(
+        [f"c{i:03d}" for i in range(len(vectors))], vectors, threshold=threshold, neighbours=k
+    )
+    rows = zip(*(table.column(name).to_pylist() for name in table.column_names), strict=True)
+    return {(int(s[1:]), int(t[1:])): sim for s, t, sim in rows}
+
+
 @pytest.mark.parametrize("block_cells", [10**9, 700])  # one block, and blocks of a few rows
 def test_knn_edges_equal_brute_force(monkeypatch: pytest.MonkeyPatch, block_cells: int) -> None:
-    monkeypatch.setattr(chunk_similarity, "_BLOCK_CELLS", block_cells)
+    monkeypatch.setattr(neighbour_choices, "_BLOCK_CELLS", block_cells)
     vectors = _clustered(120, 16, seed=7)
-    rows, cols, sims = knn_pairs(vectors, threshold=0.6, neighbours=4)
+    edges = _edges(vectors, 0.6, 4)
     expected = _brute_force(vectors, 0.6, 4)
     assert 20 < len(expected) < 120 * 4  # the threshold and k both bind
-    assert set(zip(rows.tolist(), cols.tolist(), strict=True)) == set(expected)
-    for row, col, sim in zip(rows.tolist(), cols.tolist(), sims.tolist(), strict=True):
-        assert sim == pytest.approx(expected[(row, col)], abs=1e-5)
+    assert set(edges) == set(expected)
+    for pair, sim in edges.items():
+        assert sim == pytest.approx(expected[pair], abs=1e-5)
 
 
 def test_knn_edges_respect_the_threshold_and_normalise_their_input() -> None:
     vectors = _clustered(80, 12, seed=3)
-    rows, cols, sims = knn_pairs(vectors, threshold=0.8, neighbours=2)
-    assert len(rows) and (sims >= 0.8).all() and (rows < cols).all()
-    scaled = knn_pairs(vectors * 5.0, threshold=0.8, neighbours=2)
-    assert (scaled[0] == rows).all() and (scaled[1] == cols).all()
-    assert len(knn_pairs(vectors, threshold=0.95, neighbours=2)[0]) < len(rows)
-    assert len(knn_pairs(vectors[:1], threshold=0.0, neighbours=3)[0]) == 0
-    assert len(knn_pairs(vectors, threshold=0.0, neighbours=0)[0]) == 0
+    edges = _edges(vectors, 0.8, 2)
+    assert edges and min(edges.values()) >= 0.8 and all(s < t for s, t in edges)
+    assert set(_edges(vectors * 5.0, 0.8, 2)) == set(edges)
+    assert len(_edges(vectors, 0.95, 2)) < len(edges)
+    assert not _edges(vectors[:1], 0.0, 3)
+    assert not _edges(vectors, 0.0, 0)
+
+
+def test_equal_cosines_go_to_the_smaller_id_whatever_the_row_order() -> None:
+    vectors = np.array([[1, 0], [1, 0], [1, 0], [0, 1]], np.float32)  # three duplicates
+    for ids in (["a", "b", "c", "d"], ["c", "b", "a", "d"]):
+        table = similarity_edges(ids, vectors, threshold=0.5, neighbours=1)
+        # a and b choose each other, c chooses a: its smaller duplicate.
+        assert list(zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True)) == [
+            ("a", "b"),
+            ("a", "c"),
+        ]
 
 
 def test_similarity_edges_round_trip_with_symmetric_adjacency() -> None:
@@ -86,15 +105,19 @@ def test_indexing_writes_the_edges_the_snapshot_loads(built_home: Path, engine: 
     settings = GraphSettings()
     edges = snapshot.chunk_similarity
     assert edges is not None and edges.threshold == settings.chunk_similarity_threshold
-    rows, cols, _ = knn_pairs(
+    expected = similarity_edges(
+        snapshot.chunks.ids,
         snapshot.chunk_vectors.matrix,
         threshold=settings.chunk_similarity_threshold,
         neighbours=settings.chunk_similarity_neighbours,
     )
-    ids = snapshot.chunks.ids
-    assert set(zip(edges.source, edges.target, strict=True)) == {
-        tuple(sorted((ids[r], ids[c]))) for r, c in zip(rows.tolist(), cols.tolist(), strict=True)
-    }
+    assert set(zip(edges.source, edges.target, strict=True)) == set(
+        zip(
+            expected.column("source_chunk").to_pylist(),
+            expected.column("target_chunk").to_pylist(),
+            strict=True,
+        )
+    )
     assert len(edges) >= 1  # the two Hale pages are close enough on the fixture corpus
 
 

@@ -1,9 +1,8 @@
 """SIMILAR_TO edges: each chunk's nearest neighbours above a cosine threshold, for graph expansion.
 
-Built at index time by blocked matrix products over the unit chunk vectors: a block of rows
-against all of them at once, never the whole n x n matrix. Each chunk keeps at most ``neighbours``
-edges of its own (its top-k); an edge is stored once, ``source < target``, and holds when either
-end chose the other. Exact: the same edges a brute-force all-pairs comparison gives.
+Each chunk keeps at most ``neighbours`` edges of its own (its top-k, `neighbour_choices`); an edge
+is stored once, ``source < target``, and holds when either end chose the other. Exact: the same
+edges a brute-force all-pairs comparison gives, ties going to the smaller chunk id.
 """
 
 from __future__ import annotations
@@ -18,6 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from graphunified_query.core.indexes.neighbour_choices import Choices, ChunkSpace, choose
+
 CHUNK_SIMILARITY_SCHEMA = pa.schema(
     [
         ("source_chunk", pa.string()),  # chunk ids, source_chunk < target_chunk
@@ -25,70 +26,37 @@ CHUNK_SIMILARITY_SCHEMA = pa.schema(
         ("similarity", pa.float32()),
     ]
 )
-_BLOCK_CELLS = 8_000_000  # similarities held at once (32 MB of float32), whatever the corpus size
 
 
 def similarity_edges(
     ids: Sequence[str], vectors: np.ndarray, *, threshold: float, neighbours: int
 ) -> pa.Table:
     """The kNN edges (at most ``neighbours`` per chunk, cosine >= ``threshold``) as a table."""
-    rows, cols, sims = knn_pairs(vectors, threshold=threshold, neighbours=neighbours)
-    edges = sorted(
-        (min(ids[r], ids[c]), max(ids[r], ids[c]), s)
-        for r, c, s in zip(rows.tolist(), cols.tolist(), sims.tolist(), strict=True)
-    )
+    space = ChunkSpace.of(ids, vectors)
+    chosen = choose(space, np.arange(len(space)), threshold=threshold, neighbours=neighbours)
+    return edges_table(space, chosen, threshold=threshold, neighbours=neighbours)
+
+
+def edges_table(space: ChunkSpace, choices: Choices, *, threshold: float, neighbours: int) -> pa.Table:
+    """The choices as stored edges: each pair once, the smaller id first, sorted by the ids. In
+    columns, ordered by the ids' ranks: no chunk id becomes a Python string."""
+    first = space.id_rank[choices.chooser] < space.id_rank[choices.chosen]
+    low = np.where(first, choices.chooser, choices.chosen)
+    high = np.where(first, choices.chosen, choices.chooser)
+    order = np.lexsort((space.id_rank[high], space.id_rank[low]))
+    low, high, similarity = low[order], high[order], choices.similarity[order]
+    # Two chunks that chose each other: one edge (their exact cosines are the same number).
+    once = np.ones(len(low), bool)
+    once[1:] = (low[1:] != low[:-1]) | (high[1:] != high[:-1])
     table = pa.table(
         {
-            "source_chunk": pa.array([e[0] for e in edges], pa.string()),
-            "target_chunk": pa.array([e[1] for e in edges], pa.string()),
-            "similarity": pa.array([e[2] for e in edges], pa.float32()),
+            "source_chunk": space.ids.take(pa.array(low[once])),
+            "target_chunk": space.ids.take(pa.array(high[once])),
+            "similarity": pa.array(similarity[once], pa.float32()),
         },
         schema=CHUNK_SIMILARITY_SCHEMA,
     )
     return table.replace_schema_metadata({"threshold": str(threshold), "neighbours": str(neighbours)})
-
-
-def knn_pairs(
-    vectors: np.ndarray, *, threshold: float, neighbours: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, col, cosine) with row < col for every kNN pair above the threshold, sorted by (row, col)."""
-    n = len(vectors)
-    empty = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
-    if n < 2 or neighbours < 1:
-        return empty
-    unit = _unit_rows(vectors)
-    block = max(1, _BLOCK_CELLS // n)
-    found_rows: list[np.ndarray] = []
-    found_cols: list[np.ndarray] = []
-    found_sims: list[np.ndarray] = []
-    for start in range(0, n, block):
-        sims = unit[start : start + block] @ unit.T
-        local = np.arange(len(sims))
-        sims[local, local + start] = -np.inf  # a chunk is not its own neighbour
-        # Only the few cells above the threshold are ranked, not whole rows.
-        rows, cols = np.nonzero(sims >= threshold)
-        values = sims[rows, cols]
-        order = np.lexsort((cols, -values, rows))  # by row, best first, ties to the lower column
-        rows, cols, values = rows[order], cols[order], values[order]
-        rank = np.arange(len(rows)) - np.searchsorted(rows, rows)
-        keep = rank < neighbours
-        found_rows.append(rows[keep] + start)
-        found_cols.append(cols[keep])
-        found_sims.append(values[keep])
-    row, col, sim = np.concatenate(found_rows), np.concatenate(found_cols), np.concatenate(found_sims)
-    low, high = np.minimum(row, col), np.maximum(row, col)
-    # Both ends may have chosen each other; keep one edge (the larger of two float-rounded cosines).
-    order = np.lexsort((-sim, high, low))
-    low, high, sim = low[order], high[order], sim[order]
-    first = np.ones(len(low), bool)
-    first[1:] = (low[1:] != low[:-1]) | (high[1:] != high[:-1])
-    return low[first], high[first], sim[first].astype(np.float32)
-
-
-def _unit_rows(vectors: np.ndarray) -> np.ndarray:
-    matrix = np.asarray(vectors, np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms > 0, norms, 1.0)
 
 
 @dataclass(frozen=True)
