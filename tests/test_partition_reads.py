@@ -20,7 +20,6 @@ from graphunified_assets.ops.partition_reads import (
     file_stamp,
     live_row_count,
     live_rows,
-    read_columns,
     read_documents,
     read_live,
 )
@@ -157,10 +156,10 @@ def test_document_files_are_the_present_ones_in_the_given_order_stamped(
     assert document_files(layout, "other", ["c", "b", "a"]) == []
 
 
-def test_a_column_read_takes_changed_files_beside_the_copy_and_leaves_it(
+def test_a_read_takes_a_few_changed_files_beside_the_copy_and_leaves_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", 2)  # also: at most 2 changed files
+    monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", 3)  # also: at most 3 changed or gone files
     copy = tmp_path / "cache" / "docs.parquet"
     files = [_document(tmp_path, f"d{n}", n % 3) for n in range(12)]
     read_documents(files, "document_id", copy)
@@ -169,11 +168,12 @@ def test_a_column_read_takes_changed_files_beside_the_copy_and_leaves_it(
     del files[7]
     files.insert(2, _document(tmp_path, "new", 2))
     whole = read_partitions([f.path for f in files])
-    assert read_columns(files, "document_id", copy, ["text"]).equals(whole.select(["text"]))
-    assert copy.read_bytes() == written  # two changed files: read beside the copy
-    files[0] = _document(tmp_path, "d0", 1, tag="changed")  # a third: a whole read rewrites the copy
+    assert read_documents(files, "document_id", copy, ["text"]).equals(whole.select(["text"]))
+    assert read_documents(files, "document_id", copy).equals(whole)
+    assert copy.read_bytes() == written  # two changed files and one gone: read beside the copy
+    files[0] = _document(tmp_path, "d0", 1, tag="changed")  # a fourth: the copy is rewritten
     whole = read_partitions([f.path for f in files])
-    assert read_columns(files, "document_id", copy, ["text"]).equals(whole.select(["text"]))
+    assert read_documents(files, "document_id", copy, ["text"]).equals(whole.select(["text"]))
     assert pq.read_table(copy).select(["document_id", "text"]).equals(whole)
 
 
@@ -188,8 +188,8 @@ def test_a_column_read_takes_changed_files_beside_the_copy_and_leaves_it(
 def test_column_reads_and_row_counts_equal_the_whole_read(
     changes: list[tuple[str, int, int]], copy_kept: bool
 ) -> None:
-    """Whatever changed since the copy was written (or with no copy): ``read_live`` of some columns
-    is the whole read's columns, and ``live_row_count`` its row count."""
+    """Whatever changed since the copy was written (or with no copy): ``read_live`` is the whole
+    read, of some columns its columns, and ``live_row_count`` its row count."""
     with tempfile.TemporaryDirectory() as folder, mock.patch.object(partition_reads, "CONSOLIDATE_FROM", 2):
         layout = HomeLayout.at(folder)
         layout.partition_dir("docs").mkdir(parents=True)
@@ -216,4 +216,6 @@ def test_column_reads_and_row_counts_equal_the_whole_read(
                 live[key] = rows
         whole = read_partitions([layout.partition_path("docs", key) for key in sorted(live)])
         assert read_live(layout, "docs", live, columns=["text"]).equals(whole.select(["text"]))
+        assert read_live(layout, "docs", live).equals(whole)
+        assert read_live(layout, "docs", live).equals(whole)  # again, through what the first left
         assert live_row_count(layout, "docs", live) == whole.num_rows

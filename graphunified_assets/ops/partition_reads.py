@@ -9,8 +9,8 @@ takes the rows of unchanged files from it and reads only new or rewritten files,
 the copy. The result is the table `read_partitions` gives for the same files, in the same order.
 
 The copy is a cache: it is replaced atomically, a crash leaves the previous one, which the next
-read checks file by file; deleting it costs one read of every file. A read of a few columns
-(`read_columns`) takes them from the copy and the changed files without rewriting it, and a row
+read checks file by file; deleting it costs one read of every file. A read after a few files
+changed takes their rows beside the copy and leaves it as it is (`read_documents`), and a row
 count (`live_row_count`) reads footers alone.
 """
 
@@ -76,16 +76,11 @@ def read_live(
     columns: Sequence[str] | None = None,
 ) -> pa.Table:
     """Every present file of ``table`` for ``documents`` (sorted), through its consolidated copy;
-    an empty table when none is present. ``columns``: only these (`read_columns`)."""
+    an empty table when none is present. ``columns``: only these."""
     present = document_files(layout, table, sorted(documents))
     if not present:
         return pa.table({})
-    copy = consolidated_copy(layout.cache, table)
-    return (
-        read_documents(present, column, copy)
-        if columns is None
-        else read_columns(present, column, copy, columns)
-    )
+    return read_documents(present, column, consolidated_copy(layout.cache, table), columns)
 
 
 def live_row_count(layout: HomeLayout, table: str, documents: Iterable[str]) -> int:
@@ -113,7 +108,7 @@ def live_rows(
         return read_partitions([f.path for f in present])
     if _holds(copy, present):
         return copy
-    rows = read_documents(present, column, copy)
+    rows = read_documents(present, column, copy, exact_copy=True)
     if not _holds(copy, present):
         return rows
     del rows
@@ -140,40 +135,71 @@ def _footer_index(copy: Path) -> Index | None:
     return index
 
 
-def read_documents(files: Sequence[DocumentFile], column: str, copy: Path) -> pa.Table:
+def read_documents(
+    files: Sequence[DocumentFile],
+    column: str,
+    copy: Path,
+    columns: Sequence[str] | None = None,
+    *,
+    exact_copy: bool = False,
+) -> pa.Table:
     """The rows of ``files`` (in order) as one table, through ``copy``; ``column`` holds each
-    row's document (each file holds only its document's rows)."""
+    row's document (each file holds only its document's rows). ``columns``: only these.
+
+    Up to CONSOLIDATE_FROM files changed or gone since the copy was written, the changed ones are
+    read beside it and the copy is left as it is: rewriting it whole (21 MB of chunk embeddings at
+    12.6K documents) cost more than reading them. Past that, or with ``exact_copy`` (a reader of
+    the copy's file itself, `live_rows`), the copy is brought up to date."""
     if len(files) < CONSOLIDATE_FROM:
-        return read_partitions([f.path for f in files])
+        return _selected(read_partitions([f.path for f in files]), columns)
+    if not exact_copy and columns is not None:  # the copy's columns alone, if it serves
+        wanted = list(dict.fromkeys([column, *columns]))
+        stored, index = _load(copy, wanted)
+        if (table := _beside_copy(stored, index, files, column, wanted)) is not None:
+            return _selected(table, columns)
     stored, index = _load(copy)
+    if not exact_copy and (table := _beside_copy(stored, index, files, column)) is not None:
+        return _selected(table, columns)
     fresh = [f for f in files if index.get(f.key, [])[:2] != f.stamp]
     if stored is None or len(fresh) > len(files) // 2:
         table = read_partitions([f.path for f in files])
-        return _saved(copy, table, files, column) or table
+    elif not fresh and list(index) == [f.key for f in files]:
+        return _selected(stored, columns)  # the same files in the same order
+    else:
+        read = read_partitions([f.path for f in fresh]) if fresh else stored.schema.empty_table()
+        # None: a new column or a file of other rows: read every file
+        table = _assembled(stored, index, files, fresh, read, column)
+        table = table if table is not None else read_partitions([f.path for f in files])
+    return _selected(_saved(copy, table, files, column) or table, columns)
+
+
+def _beside_copy(
+    stored: pa.Table | None,
+    index: Index,
+    files: Sequence[DocumentFile],
+    column: str,
+    columns: list[str] | None = None,
+) -> pa.Table | None:
+    """The rows of ``files`` from ``stored`` (the copy, or its ``columns``) and the files changed
+    since it was written, when they are few (`read_documents`); None otherwise."""
+    if stored is None:
+        return None
+    fresh = [f for f in files if index.get(f.key, [])[:2] != f.stamp]
+    gone = len(index.keys() - {f.key for f in files})
+    if len(fresh) + gone > CONSOLIDATE_FROM:
+        return None
     if not fresh and list(index) == [f.key for f in files]:
-        return stored  # the same files in the same order
+        return stored
     read = read_partitions([f.path for f in fresh]) if fresh else stored.schema.empty_table()
-    table = _assembled(stored, index, files, fresh, read, column)
-    if table is None:  # a new column or a file of other rows: read every file
-        table = read_partitions([f.path for f in files])
-    return _saved(copy, table, files, column) or table
+    if columns is not None:  # a column the files gained since is not asked for
+        if not set(stored.column_names) <= set(read.column_names):
+            return None
+        read = read.select(stored.column_names)
+    return _assembled(stored, index, files, fresh, read, column)
 
 
-def read_columns(files: Sequence[DocumentFile], column: str, copy: Path, columns: Sequence[str]) -> pa.Table:
-    """``read_documents(...).select(columns)``, but the rows of files changed since ``copy`` was
-    written come from those files and the copy is left as it is: rewriting it, every column, cost
-    more than the few files an update changes. Past CONSOLIDATE_FROM such files, or without a
-    usable copy, a whole read, which rewrites it."""
-    if len(files) >= CONSOLIDATE_FROM:
-        stored, index = _load(copy, list(dict.fromkeys([column, *columns])))
-        fresh = [f for f in files if index.get(f.key, [])[:2] != f.stamp]
-        if stored is not None and len(fresh) <= CONSOLIDATE_FROM:
-            read = read_partitions([f.path for f in fresh]) if fresh else stored.schema.empty_table()
-            if set(stored.column_names) <= set(read.column_names):  # else one added since: whole read
-                table = _assembled(stored, index, files, fresh, read.select(stored.column_names), column)
-                if table is not None:
-                    return table.select(columns)
-    return read_documents(files, column, copy).select(columns)
+def _selected(table: pa.Table, columns: Sequence[str] | None) -> pa.Table:
+    return table if columns is None else table.select(list(columns))
 
 
 def _assembled(
