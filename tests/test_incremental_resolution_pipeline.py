@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +49,12 @@ def _entities(home: Path, table: str = "entities") -> list[dict[str, object]]:
     return rows.drop_columns(["indexed_at"]).to_pylist()  # when each build wrote it, not what
 
 
+def _keyword_phrases(home: Path) -> set[str]:
+    """The keys of the relationship keywords cache (a relationship sentence's theme phrases)."""
+    with sqlite3.connect(HomeLayout.at(home).relationship_keywords_cache) as db:
+        return {key for (key,) in db.execute("select key from responses")}
+
+
 def _metadata(asset: str) -> dict[str, object]:
     event = dg.DagsterInstance.get().get_latest_materialization_event(dg.AssetKey(asset))
     assert event is not None and event.asset_materialization is not None
@@ -71,8 +78,10 @@ def test_an_added_document_is_resolved_incrementally_with_a_full_builds_result(
     updated = tmp_path / "updated"
     _index(updated, tmp_path / "some", SAMPLE_DOCS, voyage)
     before = _entities(updated)
+    phrases_before = _keyword_phrases(updated)
     assert (HomeLayout.at(updated).cache / "resolution_pairs.pickle").exists()
     _index(updated, tmp_path / "some", ADDED, voyage)
+    assert _keyword_phrases(updated) > phrases_before  # the added sentences' phrases, kept
     assert _entities(updated) == expected
     assert _metadata("entities")["build"] == "patched"  # the last build's tables, patched
     for table in ("relationships", "facts"):
@@ -86,6 +95,7 @@ def test_an_added_document_is_resolved_incrementally_with_a_full_builds_result(
     (tmp_path / "some" / "harrow.md").unlink()
     _index(updated, tmp_path / "some", {}, voyage)
     assert _entities(updated) == before
+    assert _keyword_phrases(updated) == phrases_before  # the removed document's are gone
     # No name compared again (the sample's types hold at most neighbours + 1 names, whose few
     # neighbour rows are recomputed whole when their count changes).
     assert _resolution_work()["fuzzy_comparisons"] == 0

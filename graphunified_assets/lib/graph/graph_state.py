@@ -80,6 +80,8 @@ class GraphState:
         triples that changed."""
         chunks = {chunk for doc in documents for chunk in self.documents.pop(doc, ([], []))[1]}
         touched: set[GroupKey] = set()
+        if not chunks:  # an update that only adds: no group to scan (72K at 12.6K passages)
+            return touched, set()
         for key, group in self.groups.items():
             if not chunks.isdisjoint(group.by_chunk):
                 touched.add(key)
