@@ -16,6 +16,7 @@ from graphunified_assets.defs.partitions import DOCUMENTS_PARTITIONS, after_docu
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import GraphPatch, write_graph_elements
+from graphunified_assets.lib.graph.graph_rows import TABLE_SLICE
 from graphunified_assets.lib.graph.graph_state import GraphState, file_identity, load_state
 from graphunified_assets.lib.graph.kept_rows import StaleGraphState
 from graphunified_assets.lib.graph.relationship_keywords import SpacyPhrases
@@ -104,11 +105,11 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
     at = datetime.now(UTC)
     staged: dict[str, Path] = {}
 
-    def stage(name: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
+    def stage(name: str, schema: pa.Schema, pieces: Iterator[pa.Table]) -> None:
         # Facts only for a strategy that reads them (HippoRAG): none to embed otherwise.
-        kept = batches if name != FACTS or graphunified.builds(FACTS) else iter(())
-        stamped = (stamp_indexed_at(batch, at) for batch in kept)
-        staged[name] = stage_batches(layout.table_path(name), schema, stamped)
+        kept = pieces if name != FACTS or graphunified.builds(FACTS) else iter(())
+        stamped = (stamp_indexed_at(piece, at) for piece in kept)
+        staged[name] = stage_batches(layout.table_path(name), schema, stamped, row_group_rows=TABLE_SLICE)
 
     def build(patch: GraphPatch | None) -> dict[str, int]:
         return write_graph_elements(

@@ -70,10 +70,10 @@ class GraphPatch:
     added: Collection[str] = field(default_factory=set)  # chunk ids of documents new or rewritten
 
 
-# Takes one table's record batches as they are made (entities, then relationships, then facts),
-# e.g. writing them to disk: no table need be whole in memory. A sink that does not read a
-# table's batches leaves its rows unmade.
-TableSink = Callable[[str, pa.Schema, Iterator[pa.RecordBatch]], None]
+# Takes one table's pieces (consecutive rows) as they are made (entities, then relationships,
+# then facts), e.g. writing them to disk: no table need be whole in memory. A sink that does not
+# read a table's pieces leaves its rows unmade.
+TableSink = Callable[[str, pa.Schema, Iterator[pa.Table]], None]
 
 
 def build_graph_elements(
@@ -91,8 +91,8 @@ def build_graph_elements(
     """The three tables in memory (tests, benchmarks): `write_graph_elements` into Arrow tables."""
     tables: dict[str, pa.Table] = {}
 
-    def keep(name: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
-        tables[name] = pa.Table.from_batches(list(batches), schema=schema)
+    def keep(name: str, schema: pa.Schema, pieces: Iterator[pa.Table]) -> None:
+        tables[name] = pa.concat_tables([schema.empty_table(), *pieces])
 
     merges = write_graph_elements(
         rows,

@@ -11,10 +11,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphunified_assets.lib.graph.graph_rows import TABLE_SLICE, Triple, batches, fact_id
+from graphunified_assets.lib.graph.graph_rows import Triple, batches, fact_id
 from graphunified_query.core.artifacts import ENTITIES, FACTS, RELATIONSHIPS
 from graphunified_query.core.tables import ENTITIES_SCHEMA, FACTS_SCHEMA, INDEXED_AT, RELATIONSHIPS_SCHEMA
 
@@ -73,20 +74,35 @@ def kept_facts(facts: pa.Table, triples: set[Triple], by_name: dict[str, str]) -
 
 def merged(
     name: str, kept: pa.Table | None, made: Iterator[dict[str, Any]], rows: int | None = None
-) -> Iterator[pa.RecordBatch]:
-    """The made rows, as they are made (a build from nothing); or with the ``kept`` rows of the
-    last build, in the table's order (an update: few rows are made). ``rows``: how many the
-    table must have (a state that does not match its tables has fewer)."""
+) -> Iterator[pa.Table]:
+    """The made rows, a slice at a time as they are made (a build from nothing); or with the
+    ``kept`` rows of the last build, in the table's order, as one table (an update: few rows are
+    made). ``rows``: how many the table must have (a state that does not match its tables has
+    fewer)."""
     schema, order = _TABLES[name]
     if kept is None:
-        yield from batches(made, schema)
+        yield from (pa.Table.from_batches([batch]) for batch in batches(made, schema))
         return
     table = pa.concat_tables([kept, pa.Table.from_pylist(list(made), schema=schema)])
     if rows is not None and table.num_rows != rows:
         raise StaleGraphState(
             f"the last build's {name} and its state disagree ({table.num_rows} rows, not {rows})"
         )
-    yield from table.take(order(table)).to_batches(TABLE_SLICE)
+    yield in_order(table, order(table))
+
+
+def in_order(table: pa.Table, order: pa.Array) -> pa.Table:
+    """``table.take(order)``, as slices of its runs of consecutive rows: the few rows an update
+    made among the kept ones leave long runs, which are not copied (taking the 316K
+    relationships of the 12.6K home cost 0.3-0.5 s of every update)."""
+    rows = order.to_numpy()
+    if not len(rows):
+        return table.slice(0, 0)
+    ends = np.flatnonzero(np.diff(rows) != 1) + 1
+    starts = np.concatenate([[0], ends])
+    lengths = np.diff(np.concatenate([starts, [len(rows)]]))
+    runs = zip(rows[starts].tolist(), lengths.tolist(), strict=True)
+    return pa.concat_tables([table.slice(first, length) for first, length in runs])
 
 
 def _entity_order(table: pa.Table) -> pa.Array:

@@ -29,18 +29,24 @@ def write_table_atomic(path: Path, table: pa.Table, *, durable: bool = True) -> 
 
 
 def stage_batches(
-    path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch], *, durable: bool = True
+    path: Path,
+    schema: pa.Schema,
+    pieces: Iterable[pa.RecordBatch | pa.Table],
+    *,
+    durable: bool = True,
+    row_group_rows: int | None = None,
 ) -> Path:
-    """Writes ``batches`` as they come (a row group each, the table never whole in memory) to a
-    temporary file beside ``path``, and returns it. The caller renames it over
-    ``path`` once every file of a set is staged: a crash before leaves the old set whole (and
-    staging files that `store_check` sweeps)."""
+    """Writes ``pieces`` (consecutive rows) as they come (the table never whole in memory), in
+    row groups of at most ``row_group_rows`` (None: a piece each), to a temporary file beside
+    ``path``, and returns it. The caller renames it over ``path`` once every file of a set is
+    staged: a crash before leaves the old set whole (and staging files that `store_check`
+    sweeps)."""
     with (
         _staging(path, durable) as (handle, staged),
         pq.ParquetWriter(handle, schema, compression="zstd") as writer,
     ):
-        for batch in batches:
-            writer.write_batch(batch)
+        for piece in pieces:
+            writer.write(piece, row_group_size=row_group_rows)
     return staged
 
 
