@@ -17,6 +17,7 @@ from graphunified_assets.lib.graph.leiden import (
     read_clustering,
 )
 from graphunified_query.core.tables import COMMUNITIES_SCHEMA, RELATIONSHIPS_SCHEMA
+from tests.lib.test_weighted_graph import edge_table
 
 PARAMS = LeidenParameters(max_cluster_size=6, max_level=3, resolution=1.0, seed=7)
 
@@ -59,7 +60,7 @@ def _relationships(edges: list[tuple[str, str, float]]) -> pa.Table:
 def _table(
     edges: list[tuple[str, str, float]], previous: Clustering | None = None, before: pa.Table | None = None
 ) -> pa.Table:
-    found, _ = detect_communities(edges, PARAMS, previous=previous)
+    found, _ = detect_communities(edge_table(edges), PARAMS, previous=previous)
     nodes = sorted({n for s, t, _ in edges for n in (s, t)})
     return communities_table(
         found,
@@ -112,7 +113,7 @@ def test_dense_groups_are_found_and_oversized_ones_split_into_a_consistent_hiera
 def test_a_local_change_keeps_untouched_communities_and_their_hashes() -> None:
     before = _table(_graph())
     grown = [*_graph(), *_clique("d", 3), ("cy2", "d0", 0.1)]
-    after = _table(grown, previous=detect_communities(_graph(), PARAMS)[1])
+    after = _table(grown, previous=detect_communities(edge_table(_graph()), PARAMS)[1])
     old = {r["content_hash"] for r in before.to_pylist() if r["entity_ids"][0][0] in "ab"}
     new = {r["content_hash"] for r in after.to_pylist()}
     assert old <= new  # the a- and b- communities, at every level, are byte-for-byte the same
@@ -126,7 +127,7 @@ def _numbers(table: pa.Table) -> dict[tuple[int, tuple[str, ...]], int]:
 def test_an_update_keeps_the_numbers_of_unchanged_communities_and_numbers_new_ones_after_them() -> None:
     before = _table(_graph())
     grown = [*_graph(), *_clique("0x", 3)]  # a new group whose first member sorts before every other
-    after = _table(grown, previous=detect_communities(_graph(), PARAMS)[1], before=before)
+    after = _table(grown, previous=detect_communities(edge_table(_graph()), PARAMS)[1], before=before)
     old, new = _numbers(before), _numbers(after)
     assert old.keys() < new.keys()  # the old groups are untouched, so their numbers can stay
     assert {key: new[key] for key in old} == old
@@ -142,18 +143,18 @@ def test_an_update_keeps_the_numbers_of_unchanged_communities_and_numbers_new_on
 def test_a_removed_communitys_number_goes_to_the_next_new_one() -> None:
     before = _table(_graph())
     without_c = [e for e in _graph() if not e[0].startswith("c") and not e[1].startswith("c")]
-    shrunk = _table(without_c, previous=detect_communities(_graph(), PARAMS)[1], before=before)
+    shrunk = _table(without_c, previous=detect_communities(edge_table(_graph()), PARAMS)[1], before=before)
     freed = sorted(set(_numbers(before).values()) - set(_numbers(shrunk).values()))
     assert freed  # the c group's communities
     regrown = [*without_c, *_clique("0x", 3)]
-    after = _table(regrown, previous=detect_communities(without_c, PARAMS)[1], before=shrunk)
+    after = _table(regrown, previous=detect_communities(edge_table(without_c), PARAMS)[1], before=shrunk)
     new = [n for key, n in _numbers(after).items() if key not in _numbers(shrunk)]
     assert new == freed[: len(new)]
 
 
 def test_a_changed_description_changes_only_its_communities_hash() -> None:
     edges = _graph()
-    found, _ = detect_communities(edges, PARAMS)
+    found, _ = detect_communities(edge_table(edges), PARAMS)
     nodes = sorted({n for s, t, _ in edges for n in (s, t)})
     relationships = _relationships(edges)
     descriptions: dict[str, str | None] = {n: "x" for n in nodes}
@@ -184,8 +185,8 @@ def test_each_hash_is_community_hash_of_its_members_and_inner_edges() -> None:
 
 
 def test_no_relationships_means_no_communities() -> None:
-    assert detect_communities([], PARAMS)[0] == []
-    assert detect_communities([("a", "a", 1.0)], PARAMS)[0] == []
+    assert detect_communities(edge_table([]), PARAMS)[0] == []
+    assert detect_communities(edge_table([("a", "a", 1.0)]), PARAMS)[0] == []
 
 
 def _planted(groups: int = 40, seed: int = 3) -> list[tuple[str, str, float]]:
@@ -200,13 +201,13 @@ def _planted(groups: int = 40, seed: int = 3) -> list[tuple[str, str, float]]:
 
 
 def _member_sets(edges: list[tuple[str, str, float]], previous: Clustering | None = None) -> set[tuple]:
-    found, _ = detect_communities(edges, PARAMS, previous=previous)
+    found, _ = detect_communities(edge_table(edges), PARAMS, previous=previous)
     return {(c.level, c.entity_ids) for c in found}
 
 
 def test_an_update_re_clusters_only_the_communities_on_the_changes_path() -> None:
     edges = _planted()
-    first, clustering = detect_communities(edges, PARAMS)
+    first, clustering = detect_communities(edge_table(edges), PARAMS)
     assert max(c.level for c in first) >= 2 and len(first) > 100
     added = [("new0", "new1", 1.0), ("new1", "new2", 1.0), ("new0", "g5n3", 1.0), ("new2", "g17n2", 1.0)]
     before, after = {(c.level, c.entity_ids) for c in first}, _member_sets([*edges, *added], clustering)
@@ -217,7 +218,7 @@ def test_an_update_re_clusters_only_the_communities_on_the_changes_path() -> Non
 
 def test_local_re_clustering_keeps_the_granularity_of_a_cold_build() -> None:
     edges = _planted()
-    _, clustering = detect_communities(edges, PARAMS)
+    _, clustering = detect_communities(edge_table(edges), PARAMS)
     grown = [*edges, *_clique("h", 4), ("h0", "g9n1", 1.0), ("h1", "g9n2", 1.0)]
     incremental = sum(level == 0 for level, _ in _member_sets(grown, clustering))
     cold = sum(level == 0 for level, _ in _member_sets(grown))
@@ -225,7 +226,7 @@ def test_local_re_clustering_keeps_the_granularity_of_a_cold_build() -> None:
 
 
 def test_the_clustering_state_round_trips_and_an_old_schema_means_a_cold_build() -> None:
-    _, clustering = detect_communities(_planted(), PARAMS)
+    _, clustering = detect_communities(edge_table(_planted()), PARAMS)
     assert read_clustering(clustering_table(clustering)) == clustering
     assert read_clustering(pa.table({"entity_id": ["a"]})) is None
 
@@ -247,7 +248,7 @@ def test_each_row_holds_its_members_inner_edges_and_chunks_as_defined(
     ends inside sorted by id, the sorted union of its members' chunks, and `community_hash` of
     those (entities missing from the table, null descriptions and self-loops included)."""
     edges = [(f"n{a}", f"n{b}", w) for a, b, w in pairs]
-    found, _ = detect_communities([e for e in edges if e[0] != e[1]], PARAMS)
+    found, _ = detect_communities(edge_table([e for e in edges if e[0] != e[1]]), PARAMS)
     rows = [
         {"id": f"r{i:02d}", "source_id": s, "target_id": t, "description": f"{s} {t}" if i % 3 else None}
         for i, (s, t, _) in enumerate(edges)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,6 +21,18 @@ _EDGES = st.lists(
     ),
     max_size=30,
 )
+
+
+def edge_table(edges: list[Edge]) -> pa.Table:
+    """Edges as the relationships' columns a graph is made of."""
+    columns = list(zip(*edges, strict=True)) or [(), (), ()]
+    return pa.table(
+        {
+            "source_id": pa.array(columns[0], pa.string()),
+            "target_id": pa.array(columns[1], pa.string()),
+            "weight": pa.array(columns[2], pa.float64()),
+        }
+    )
 
 
 def _defined(edges: list[Edge]) -> dict[str, list[tuple[str, float]]]:
@@ -44,7 +57,7 @@ def test_neighbours_signatures_and_weights_are_the_definitions(
     edges: list[Edge], among: set[str], whole: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(weighted_graph, "_WHOLE", whole)
-    graph, defined = WeightedGraph(edges), _defined(edges)
+    graph, defined = WeightedGraph(edge_table(edges)), _defined(edges)
     assert graph.names == list(defined) and bool(graph) == bool(defined)
     for node, pairs in defined.items():
         assert graph.edges_of(node) == [(node, m, w) for m, w in pairs]

@@ -44,12 +44,9 @@ def communities(
     previous = read_table(path) if path.exists() else None
     state_path = layout.table_path(CLUSTERING_STATE)
     previous_clustering = read_clustering(read_table(state_path)) if state_path.exists() else None
-    # Tuples straight from the columns: a dict per relationship first cost ~0.1 GB more.
-    edges = list(
-        zip(*(relationships.column(c).to_pylist() for c in ("source_id", "target_id", "weight")), strict=True)
-    )
+    edges = relationships
     if not graphunified.builds(COMMUNITIES):  # no enabled strategy reads them: none, and no state
-        edges, previous_clustering = [], None
+        edges, previous_clustering = relationships.slice(0, 0), None
     parameters = LeidenParameters(
         settings.max_cluster_size, settings.max_level, settings.resolution, settings.seed
     )

@@ -19,7 +19,7 @@ and so is any split where over half of the parent's members changed.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import graspologic_native as gn
@@ -72,9 +72,10 @@ class Clustering:
 # Each re-clustered node's edges: many small objects, no cycles (communities: 1.9 s of collections at 12.6K).
 @collector_paused()
 def detect_communities(
-    edges: Sequence[Edge], parameters: LeidenParameters, *, previous: Clustering | None = None
+    edges: pa.Table, parameters: LeidenParameters, *, previous: Clustering | None = None
 ) -> tuple[list[Community], Clustering]:
-    """Communities up to ``max_level``; entities without any relationship belong to none."""
+    """Communities up to ``max_level`` of the relationships ``edges`` (`WeightedGraph`'s
+    columns); entities without any relationship belong to none."""
     graph = WeightedGraph(edges)
     if not graph:
         return [], Clustering({}, {})
