@@ -1,7 +1,7 @@
 """A generation's snapshot as memory-mapped files: a load maps them instead of decoding tables.
 
 Reading a generation the slow way decodes everything into memory: LanceDB's vector columns
-(~1 s per 40K vectors on a loaded machine) and zstd Parquet, and the result stays resident. The
+(~1 s per 40K vectors on a loaded machine) and compressed Parquet, and the result stays resident. The
 first load of a generation writes what the snapshot keeps to ``cache/snapshot/``: each vector
 matrix as one contiguous float32 ``.npy`` (in the row order, or the inverted-list order, the
 index searches it in) and each table as an uncompressed Arrow IPC file. Every later load of that

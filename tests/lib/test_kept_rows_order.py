@@ -1,4 +1,4 @@
-"""An update's merged table: its rows in order as slices of runs, written in even row groups."""
+"""An update's merged table: its rows in order as slices of runs, written in even row groups, LZ4."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphunified_assets.lib.graph.kept_rows import in_order
-from graphunified_query.core.stores.parquet import stage_batches
+from graphunified_query.core.stores.parquet import stage_batches, write_table_atomic
 
 
 def _table(rows: int) -> pa.Table:
@@ -44,3 +44,12 @@ def test_a_table_piece_is_written_in_row_groups_of_the_given_rows(tmp_path: Path
     written = pq.ParquetFile(staged)
     assert [written.metadata.row_group(i).num_rows for i in range(written.num_row_groups)] == [4, 4, 2, 3]
     assert written.read().equals(pa.concat_tables(pieces))
+
+
+def test_stored_tables_are_lz4_compressed(tmp_path: Path) -> None:
+    # Every update reads the graph tables in most steps: LZ4 decodes them 2.5x faster than zstd.
+    staged = stage_batches(tmp_path / "t.parquet", _table(3).schema, iter([_table(3)]))
+    write_table_atomic(tmp_path / "u.parquet", _table(3))
+    for path in (staged, tmp_path / "u.parquet"):
+        metadata = pq.ParquetFile(path).metadata
+        assert {metadata.row_group(0).column(i).compression for i in range(metadata.num_columns)} == {"LZ4"}

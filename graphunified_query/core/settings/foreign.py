@@ -266,7 +266,7 @@ FOREIGN_KEYS: tuple[ForeignKey, ...] = (
     ForeignKey(
         "storage.parquet.*",
         None,
-        "tables are zstd-compressed Parquet, written one partition per file",
+        "tables are LZ4-compressed Parquet, written one partition per file",
     ),
     ForeignKey(
         "storage.vector_store",

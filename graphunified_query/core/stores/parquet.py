@@ -12,6 +12,11 @@ from typing import BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+# LZ4, not zstd: most steps of an update read the graph tables. At 12.6K passages (its global
+# tables and consolidated copies) writing them took 1.09 s instead of 1.38 s and a read of each
+# 0.32 s instead of 0.40 s (the relationships alone: 0.08 s, not 0.21 s), for 206 MB, not 139.
+COMPRESSION = "lz4"
+
 
 class StoreError(RuntimeError):
     """A stored table is missing or unreadable; the message names the file and the fix."""
@@ -25,7 +30,7 @@ def write_table_atomic(path: Path, table: pa.Table, *, durable: bool = True) -> 
     thousands of per-document files skip it — a document lost that way is simply redone.
     """
     with _replacing(path, durable) as handle:
-        pq.write_table(table, handle, compression="zstd")
+        pq.write_table(table, handle, compression=COMPRESSION)
 
 
 def stage_batches(
@@ -43,7 +48,7 @@ def stage_batches(
     sweeps)."""
     with (
         _staging(path, durable) as (handle, staged),
-        pq.ParquetWriter(handle, schema, compression="zstd") as writer,
+        pq.ParquetWriter(handle, schema, compression=COMPRESSION) as writer,
     ):
         for piece in pieces:
             writer.write(piece, row_group_size=row_group_rows)
