@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from graphunified_query.core.indexes.bm25 import BM25Index
+from graphunified_query.core.indexes.bm25 import TOKENS, BM25Index, tokenize
 from graphunified_query.core.indexes.dense import DenseIndex
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
 from graphunified_query.core.providers.embedding import EmbeddingError, EmbeddingKind, normalize_rows
@@ -109,7 +109,7 @@ def make_context(
         reports=(),
         report_vectors=DenseIndex.empty(DIMENSION),
         communities={},
-        bm25=BM25Index.build(ids, texts, k1=1.2, b=0.75),
+        bm25=BM25Index.build(ids, pa.array(tokenize(texts), TOKENS), k1=1.2, b=0.75),
         graph=PPRGraph.from_edges(no_ids, no_ids, no_edges),
     )
     embedder.calls.clear()  # tests count only the calls retrieval makes

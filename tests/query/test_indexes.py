@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphunified_query.core.indexes.bm25 import BM25Index, tokenize
+from graphunified_query.core.indexes.bm25 import TOKENS, BM25Index, tokenize
 from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
 
@@ -21,7 +21,7 @@ def test_bm25_ranks_stemmed_matches_and_round_trips(tmp_path: Path) -> None:
         "A mill wove wool cloth.",
         "Floods of the river Harrow.",
     ]
-    index = BM25Index.build(["a", "b", "c"], texts, k1=1.5, b=0.75)
+    index = BM25Index.build(["a", "b", "c"], pa.array(tokenize(texts), TOKENS), k1=1.5, b=0.75)
     scores = index.scores("flooding river")
     assert scores[1] == 0 and scores[0] > 0 and scores[2] > 0  # "flooding" ~ "flooded" ~ "floods"
     index.save(tmp_path / "bm25")
@@ -35,7 +35,7 @@ def test_bm25_ranks_stemmed_matches_and_round_trips(tmp_path: Path) -> None:
 
 
 def test_empty_bm25_index(tmp_path: Path) -> None:
-    index = BM25Index.build([], [], k1=1.5, b=0.75)
+    index = BM25Index.build([], pa.array([], TOKENS), k1=1.5, b=0.75)
     index.save(tmp_path / "bm25")
     assert BM25Index.load(tmp_path / "bm25").scores("anything").shape == (0,)
 

@@ -14,7 +14,8 @@ import pyarrow as pa
 from graphunified_assets.defs.observability import stage_timing
 from graphunified_assets.defs.partitions import after_documents_change
 from graphunified_assets.defs.resources import GraphUnifiedResource
-from graphunified_assets.lib.vectors.lance_slices import optimize_due
+from graphunified_assets.lib.indexes.bm25_tokens import chunk_tokens
+from graphunified_assets.lib.vectors.lance_slices import optimize_due, stored_columns
 from graphunified_query.core.artifacts import (
     BM25_FOLDER,
     BUILT_FOR_FILE,
@@ -33,12 +34,14 @@ from graphunified_query.core.stores.publication import publish, published_lance_
 from graphunified_query.core.tables import contextual_text
 
 BM25_INDEX = "bm25_index"
+BM25_TOKENS = "bm25_tokens.parquet"  # in the home's cache folder
 PPR_GRAPH = "ppr_graph"
 
 
 def _chunk_rows(graphunified: GraphUnifiedResource) -> tuple[pa.Table, int]:
-    table = lancedb.connect(str(graphunified.layout.lancedb)).open_table(CHUNK_VECTORS)
-    return table.to_arrow().select(["id", "text", "section"]), table.version
+    db = lancedb.connect(str(graphunified.layout.lancedb))
+    version = db.open_table(CHUNK_VECTORS).version  # the rows below are at least this version's
+    return stored_columns(db, CHUNK_VECTORS, ["id", "text", "section"]), version
 
 
 @dg.asset(
@@ -56,7 +59,8 @@ def bm25_index(graphunified: GraphUnifiedResource) -> dg.MaterializeResult:
             chunks.column("section").to_pylist(), chunks.column("text").to_pylist(), strict=True
         )
     ]
-    index = BM25Index.build(chunks.column("id").to_pylist(), texts, k1=settings.bm25_k1, b=settings.bm25_b)
+    tokens = chunk_tokens(graphunified.layout.cache / BM25_TOKENS, texts)  # new texts' alone tokenized
+    index = BM25Index.build(chunks.column("id").to_pylist(), tokens, k1=settings.bm25_k1, b=settings.bm25_b)
     folder = graphunified.layout.index_path(BM25_FOLDER)
     index.save(folder)
     manifest = write_manifest(

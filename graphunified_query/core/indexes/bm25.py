@@ -9,14 +9,19 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import bm25s
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import Stemmer
 
 _STEMMER = Stemmer.Stemmer("english")
 _IDS_FILE = "chunk_ids.json"
+TOKENIZER = f"bm25s {bm25s.__version__}, English stopwords, Snowball English"  # what `tokenize` does
+TOKENS = pa.list_(pa.string())  # a text's tokens
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:
@@ -32,14 +37,24 @@ class BM25Index:
     model: bm25s.BM25 | None  # None for an empty corpus
 
     @classmethod
-    def build(cls, ids: list[str], texts: list[str], *, k1: float, b: float) -> BM25Index:
+    def build(
+        cls, ids: list[str], tokens: pa.ListArray | pa.ChunkedArray, *, k1: float, b: float
+    ) -> BM25Index:
+        """The index of the documents ``ids``, each `tokenize`d into its row of ``tokens``."""
         if not ids:
             return cls((), None)
+        if isinstance(tokens, pa.ChunkedArray):
+            tokens = tokens.combine_chunks()
+        # Token ids in Arrow (a distinct token's: its place in `vocabulary`): the same documents
+        # bm25s's own tokenizer hands its index, without a Python pass over every token.
+        flat = tokens.flatten()
+        vocabulary = pc.unique(flat)
+        codes = pc.index_in(flat, value_set=vocabulary).to_numpy()
+        offsets = pc.subtract(tokens.offsets, tokens.offsets[0]).to_numpy()
+        documents = [codes[start:end].tolist() for start, end in pairwise(offsets)]
+        token_ids = {token: i for i, token in enumerate(vocabulary.to_pylist())}
         model = bm25s.BM25(k1=k1, b=b)
-        model.index(
-            bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER.stemWords, show_progress=False),
-            show_progress=False,
-        )
+        model.index((documents, token_ids), show_progress=False)
         return cls(tuple(ids), model)
 
     def save(self, folder: Path) -> None:
