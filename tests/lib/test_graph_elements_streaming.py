@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import tempfile
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
@@ -130,6 +133,21 @@ def test_extraction_rows_read_from_a_parquet_file_are_the_tables_rows(tmp_path: 
     pq.write_table(synthetic_extractions(chunks=3), path.with_suffix(".new"))
     path.with_suffix(".new").replace(path)  # replaced after it was opened: the same rows still
     assert list(rows) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(picked=st.sets(st.integers(0, 39)), group_rows=st.sampled_from([1, 3, 16, 100]))
+def test_the_rows_of_some_chunks_from_a_file_are_the_tables_in_its_order(
+    picked: set[int], group_rows: int
+) -> None:
+    table = synthetic_extractions(chunks=40)
+    chunks = [table.column("chunk_id")[i].as_py() for i in sorted(picked)] + ["no-such-chunk"]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "extractions.parquet"
+        pq.write_table(table, path, row_group_size=group_rows)  # only the groups holding them are read
+        from_file = list(ExtractionRows(path).rows_of(chunks))
+    assert from_file == list(ExtractionRows(table).rows_of(chunks))
+    assert [row["chunk_id"] for row in from_file] == chunks[:-1]
 
 
 class _Rel(dict):  # a dict that can be weakly referenced: is the source's row still alive?

@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -55,9 +56,19 @@ class ExtractionRows:
 
     def rows_of(self, chunks: Collection[str]) -> ExtractionRows:
         """The rows of ``chunks``, in this table's order (an update's few): filtered in Arrow,
-        decoded a slice at a time as these are."""
-        table = self._table([c for c in GRAPH_COLUMNS if c in self._names()])
-        wanted = pc.is_in(table.column("chunk_id"), value_set=pa.array(sorted(chunks), pa.string()))
+        decoded a slice at a time as these are. From a file, only the row groups holding them
+        are decoded (the whole 12.6K-row copy took 0.3 s, twice per update)."""
+        value_set = pa.array(sorted(chunks), pa.string())
+        columns = [c for c in GRAPH_COLUMNS if c in self._names()]
+        if isinstance(self._source, pa.Table):
+            table = self._source.select(columns)
+        else:
+            file = pq.ParquetFile(self._mapped)
+            found = pc.is_in(file.read(columns=["chunk_id"]).column("chunk_id"), value_set=value_set)
+            group_ends = np.cumsum([file.metadata.row_group(g).num_rows for g in range(file.num_row_groups)])
+            groups = np.unique(np.searchsorted(group_ends, np.flatnonzero(found), side="right"))
+            table = file.read_row_groups(groups.tolist(), columns=columns)
+        wanted = pc.is_in(table.column("chunk_id"), value_set=value_set)
         return ExtractionRows(table.filter(wanted), batch_rows=self._batch_rows)
 
     def chunks_by_document(self) -> dict[str, list[str]]:
