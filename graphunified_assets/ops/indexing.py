@@ -47,7 +47,7 @@ from graphunified_assets.ops.run_home import home_tags
 from graphunified_assets.ops.store_check import check_sqlite_files, check_store, checked_files
 from graphunified_assets.ops.verified_files import VerifiedFiles, record_verified
 from graphunified_query.core.artifacts import DOCUMENTS, LANCE_TABLES
-from graphunified_query.core.layout import HomeLayout
+from graphunified_query.core.layout import HomeLayout, partition_file_stem
 from graphunified_query.core.providers.registry import OFFLINE
 from graphunified_query.core.stores.published_check import published_damage
 
@@ -228,7 +228,8 @@ def _index(
         release_freed_memory()  # what planning and the partition bookkeeping left
         run_ids.append(here(REFRESH_INDEXES, {}))
         layout.refresh_pending.unlink()
-    record_verified(layout, checked_files(layout, CHECKED_TABLES))
+    rewritten = {f"{partition_file_stem(key)}.parquet" for key in plan.pending}
+    record_verified(layout, checked_files(layout, CHECKED_TABLES), verified.as_checked(rewritten))
     return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
 
 

@@ -132,3 +132,25 @@ def test_every_sqlite_file_is_fingerprinted_with_its_write_ahead_log(tmp_path: P
     assert before is not None and before[3] is not None  # the log's size is part of it
     assert fingerprint(path) != before and path.stat().st_size == before[0]
     db.close()
+
+
+def test_a_file_is_recorded_as_it_was_checked_and_one_written_since_is_checked_again(tmp_path: Path) -> None:
+    layout = HomeLayout.at(tmp_path)
+    kept, written = (layout.partition_dir(DOCUMENTS) / name for name in ("kept.parquet", "written.parquet"))
+    table = layout.tables / "entities.parquet"
+    for path in (kept, written, table):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"PAR1....PAR1")
+    record_verified(layout, [kept, written, table])
+    verified = VerifiedFiles.take(layout)
+    assert all(verified.unchanged(path) for path in (kept, written, table))  # the check of an `index`
+    checked = verified.as_checked({"written.parquet"})
+    assert set(checked) == {str(kept.relative_to(tmp_path))}  # its documents' files and globals: not
+    for path in (written, table, kept):  # the run writes them anew (a rename: another inode)
+        staged = path.with_name("staged")
+        staged.write_bytes(b"PAR1....PAR1..")
+        staged.replace(path)
+    record_verified(layout, [kept, written, table], checked)
+    after = VerifiedFiles.take(layout)
+    assert after.unchanged(written) and after.unchanged(table)  # taken after the run
+    assert not after.unchanged(kept)  # recorded as checked: changed since, so checked again
