@@ -99,12 +99,19 @@ def cache_folder(home: Path) -> Path:
     return home / "cache" / SNAPSHOT_CACHE
 
 
-def mapped_columns(cache: Path, lance: LanceTables, name: str) -> pa.Table:
-    """Every column of Lance table ``name`` but its vectors, mapped from the snapshot cache."""
-    key = cache_key(lance.fingerprint(name))
-    return mapped_table(
-        cache, lance.generation.number, name, key, lambda: lance.scan(name, exclude=("vector",))
-    )
+def mapped_columns(
+    cache: Path, lance: LanceTables, name: str, order: Callable[[pa.Table], pa.Table] | None = None
+) -> pa.Table:
+    """Every column of Lance table ``name`` but its vectors, mapped from the snapshot cache;
+    ``order`` sorts the rows (once, before they are mapped: the file holds them sorted)."""
+    fingerprint = lance.fingerprint(name)
+    key = cache_key(fingerprint) if order is None else cache_key(fingerprint, order.__qualname__)
+
+    def build() -> pa.Table:
+        rows = lance.scan(name, exclude=("vector",))
+        return rows if order is None else order(rows)
+
+    return mapped_table(cache, lance.generation.number, name, key, build)
 
 
 def mapped_vectors(

@@ -27,6 +27,7 @@ from graphunified_query.core.artifacts import (
     VECTOR_TABLES,
     ann_file,
 )
+from graphunified_query.core.chunk_order import in_chunk_order
 from graphunified_query.core.indexes import ann
 from graphunified_query.core.indexes.bm25 import BM25Index
 from graphunified_query.core.indexes.chunk_similarity import SimilarityEdges
@@ -123,7 +124,8 @@ def _read(generation: PublishedFiles) -> Snapshot:
     cache = cache_folder(generation.local_home)
     frozen = generation_key(generation)
     # Every chunk column but the vectors: the texts stay in Arrow (`Chunks.texts` reads by row).
-    chunk_columns = mapped_columns(cache, lance, CHUNK_VECTORS)
+    # Rows in one order however the table stores them (an update appends a changed document's).
+    chunk_columns = mapped_columns(cache, lance, CHUNK_VECTORS, order=in_chunk_order)
     model = single_model(chunk_columns, CHUNK_VECTORS)
     chunks = chunks_from_arrow(chunk_columns)
     chunk_matrix, _ = mapped_vectors(cache, lance, CHUNK_VECTORS, chunks.ids)

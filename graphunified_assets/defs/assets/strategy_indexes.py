@@ -25,6 +25,7 @@ from graphunified_query.core.artifacts import (
     PPR_FILE,
     REPORT_VECTORS,
 )
+from graphunified_query.core.chunk_order import in_chunk_order
 from graphunified_query.core.indexes.bm25 import BM25Index
 from graphunified_query.core.indexes.manifest import file_fingerprint, write_manifest
 from graphunified_query.core.indexes.ppr_graph import PPRGraph
@@ -39,9 +40,12 @@ PPR_GRAPH = "ppr_graph"
 
 
 def _chunk_rows(graphunified: GraphUnifiedResource) -> tuple[pa.Table, int]:
+    """The chunks' id, text and section in `in_chunk_order`: the BM25 ids and the PageRank nodes
+    are in their order, which an update's appended rows would change otherwise."""
     db = lancedb.connect(str(graphunified.layout.lancedb))
     version = db.open_table(CHUNK_VECTORS).version  # the rows below are at least this version's
-    return stored_columns(db, CHUNK_VECTORS, ["id", "text", "section"]), version
+    rows = stored_columns(db, CHUNK_VECTORS, ["id", "text", "section", "document_id", "chunk_index"])
+    return in_chunk_order(rows).select(["id", "text", "section"]), version
 
 
 @dg.asset(
