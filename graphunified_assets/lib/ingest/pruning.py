@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from graphunified_assets.lib.ingest.index_state import IndexState
 from graphunified_query.core.layout import HomeLayout, partition_file_stem
+
+_SUFFIX = ".parquet"
 
 
 def prune_partition_files(layout: HomeLayout, tables: Iterable[str], live_ids: set[str]) -> list[str]:
@@ -16,14 +20,13 @@ def prune_partition_files(layout: HomeLayout, tables: Iterable[str], live_ids: s
     """
     live_stems = {partition_file_stem(d) for d in live_ids}
     removed_stems: set[str] = set()
+    live_names = {f"{stem}{_SUFFIX}" for stem in live_stems}
     for table in tables:
         folder = layout.partition_dir(table)
-        if not folder.is_dir():
-            continue
-        for path in folder.glob("*.parquet"):
-            if path.stem not in live_stems:
-                path.unlink(missing_ok=True)
-                removed_stems.add(path.stem)
+        for name in _names(folder) - live_names:
+            if name.endswith(_SUFFIX):  # as ``glob("*.parquet")``
+                (folder / name).unlink(missing_ok=True)
+                removed_stems.add(name[: -len(_SUFFIX)] or name)  # as ``Path.stem``
     if not removed_stems:
         return []
     state = IndexState(layout.index_state)
@@ -31,3 +34,12 @@ def prune_partition_files(layout: HomeLayout, tables: Iterable[str], live_ids: s
     known = [by_stem[stem] for stem in removed_stems if stem in by_stem]
     state.forget(known)
     return sorted(known + [stem for stem in removed_stems if stem not in by_stem])
+
+
+def _names(folder: Path) -> set[str]:
+    """The names in ``folder`` (none when it is missing), compared as a set: a Path per file
+    (``glob``) took 0.1 s of every update at 12.6K documents."""
+    try:
+        return set(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
