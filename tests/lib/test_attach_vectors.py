@@ -7,7 +7,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphunified_assets.defs.assets.vector_index import _attach_vectors
+from graphunified_assets.lib.vectors.chunk_rows import attach_vectors
 
 _IDS = st.sampled_from(["a", "b", "c", "d"])  # few, so ids repeat and some have no vector
 
@@ -36,7 +36,7 @@ def test_attached_rows_equal_a_dict_lookup(chunk_ids: list[str], embedding_ids: 
     )
     row_of = {chunk_id: i for i, chunk_id in enumerate(embedding_ids)}
     expected = [(i, row_of[chunk_id]) for i, chunk_id in enumerate(chunk_ids) if chunk_id in row_of]
-    attached = _attach_vectors(chunks, embeddings)
+    attached = attach_vectors(chunks, embeddings)
     assert attached.column_names == [
         "id",
         "document_id",

