@@ -14,7 +14,7 @@ import pytest
 from graphunified_assets.defs.assets.vector_index import one_embedding_model, vectors_match_chunks
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops import partition_reads
-from graphunified_assets.ops.partition_reads import read_live
+from graphunified_assets.ops.partition_reads import consolidated_copy, document_files, read_documents
 from graphunified_query.core.artifacts import CHUNK_VECTORS, CHUNKS
 
 
@@ -56,7 +56,9 @@ def test_vectors_match_chunks_counts_the_live_documents_chunk_rows(
     live = ["a", "b", "c", "d"]
     for document, rows in zip([*live, "removed"], [2, 3, 1, 4, 5], strict=True):
         chunks(document, rows)
-    read_live(layout, CHUNKS, live)  # the consolidated copy
+    read_documents(
+        document_files(layout, CHUNKS, live), "document_id", consolidated_copy(layout.cache, CHUNKS)
+    )
     chunks("b", 1)  # rewritten since: its own footer counts
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("documents", live)

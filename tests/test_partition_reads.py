@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from unittest import mock
 
@@ -21,7 +22,6 @@ from graphunified_assets.ops.partition_reads import (
     live_row_count,
     live_rows,
     read_documents,
-    read_live,
 )
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.parquet import read_partitions
@@ -177,6 +177,12 @@ def test_a_read_takes_a_few_changed_files_beside_the_copy_and_leaves_it(
     assert pq.read_table(copy).select(["document_id", "text"]).equals(whole)
 
 
+def read(layout: HomeLayout, live: Iterable[str], columns: list[str] | None = None) -> pa.Table:
+    """Every live document's rows of the "docs" table through its consolidated copy."""
+    files = document_files(layout, "docs", sorted(live))
+    return read_documents(files, "document_id", consolidated_copy(layout.cache, "docs"), columns)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     changes=st.lists(
@@ -188,7 +194,7 @@ def test_a_read_takes_a_few_changed_files_beside_the_copy_and_leaves_it(
 def test_column_reads_and_row_counts_equal_the_whole_read(
     changes: list[tuple[str, int, int]], copy_kept: bool
 ) -> None:
-    """Whatever changed since the copy was written (or with no copy): ``read_live`` is the whole
+    """Whatever changed since the copy was written (or with no copy): `read_documents` is the whole
     read, of some columns its columns, and ``live_row_count`` its row count."""
     with tempfile.TemporaryDirectory() as folder, mock.patch.object(partition_reads, "CONSOLIDATE_FROM", 2):
         layout = HomeLayout.at(folder)
@@ -204,7 +210,7 @@ def test_column_reads_and_row_counts_equal_the_whole_read(
         live = {f"d{n}": n % 3 for n in range(10)}
         for key, rows in live.items():
             write(key, rows, 0)
-        read_live(layout, "docs", live)  # writes the copy
+        read(layout, live)  # writes the copy
         if not copy_kept:
             consolidated_copy(layout.cache, "docs").unlink()
         for version, (change, n, rows) in enumerate(changes, start=1):
@@ -215,7 +221,7 @@ def test_column_reads_and_row_counts_equal_the_whole_read(
                 write(key, rows, version)
                 live[key] = rows
         whole = read_partitions([layout.partition_path("docs", key) for key in sorted(live)])
-        assert read_live(layout, "docs", live, columns=["text"]).equals(whole.select(["text"]))
-        assert read_live(layout, "docs", live).equals(whole)
-        assert read_live(layout, "docs", live).equals(whole)  # again, through what the first left
+        assert read(layout, live, columns=["text"]).equals(whole.select(["text"]))
+        assert read(layout, live).equals(whole)
+        assert read(layout, live).equals(whole)  # again, through what the first left
         assert live_row_count(layout, "docs", live) == whole.num_rows

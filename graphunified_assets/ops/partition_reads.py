@@ -68,24 +68,10 @@ def consolidated_copy(cache: Path, table: str) -> Path:
     return cache / "partition_reads" / f"{table}.parquet"
 
 
-def read_live(
-    layout: HomeLayout,
-    table: str,
-    documents: Iterable[str],
-    column: str = "document_id",
-    columns: Sequence[str] | None = None,
-) -> pa.Table:
-    """Every present file of ``table`` for ``documents`` (sorted), through its consolidated copy;
-    an empty table when none is present. ``columns``: only these."""
-    present = document_files(layout, table, sorted(documents))
-    if not present:
-        return pa.table({})
-    return read_documents(present, column, consolidated_copy(layout.cache, table), columns)
-
-
 def live_row_count(layout: HomeLayout, table: str, documents: Iterable[str]) -> int:
-    """``read_live(...).num_rows`` from footers alone: each present file's rows as the consolidated
-    copy's index records them, or, for a file changed since, as its own footer says."""
+    """How many rows ``table``'s files for ``documents`` hold, from footers alone: each present
+    file's rows as the consolidated copy's index records them, or, for a file changed since, as
+    its own footer says."""
     index = _footer_index(consolidated_copy(layout.cache, table)) or {}
     rows = 0
     for file in document_files(layout, table, documents):
@@ -97,7 +83,7 @@ def live_row_count(layout: HomeLayout, table: str, documents: Iterable[str]) -> 
 def live_rows(
     layout: HomeLayout, table: str, present: Sequence[DocumentFile], column: str = "document_id"
 ) -> pa.Table | Path | None:
-    """As `read_live` of the files ``present`` (`document_files` of the documents, sorted), but
+    """As `read_documents` of the files ``present`` (`document_files` of the documents, sorted), but
     where the consolidated copy holds exactly those rows (brought up to date here), its path: a
     step that reads the rows in slices (`ExtractionRows`) then holds none of them. Few files (no
     copy) or rows not grouped by file: the rows themselves; no file: None."""
