@@ -16,6 +16,7 @@ from graphunified_query.core.providers.embedding_cache import CachedEmbedder, Em
 from graphunified_query.core.providers.embedding_usage import METER
 from graphunified_query.core.providers.local_embedder import (
     BATCH_COST_TOKENS,
+    MAX_BATCH_TOKENS,
     LocalMiniLMEmbedder,
     plan_batches,
 )
@@ -43,7 +44,8 @@ def test_batches_group_equal_token_counts_not_equal_lengths(scoped: str) -> None
     texts = [words, letters] * 16
     vectors = LocalMiniLMEmbedder(batch_size=16).embed(texts)
     usage = METER.take(scoped)
-    assert usage.texts == 32 and usage.batches == 2
+    # At most 256 padded tokens a batch: 11 + 5 texts of 22 tokens, 4 x 4 of 62.
+    assert usage.texts == 32 and usage.batches == 2 + 4
     assert usage.tokens == 16 * 22 + 16 * 62  # [CLS] and [SEP] included
     assert usage.padded_tokens == usage.tokens  # every batch is one token count: no padding at all
     assert np.allclose(vectors[0], vectors[2]) and not np.allclose(vectors[0], vectors[1])  # input order
@@ -111,14 +113,21 @@ def test_a_variant_is_checked_against_the_model() -> None:
 @pytest.mark.parametrize("seed", range(5))
 def test_planned_batches_cover_the_order_and_pay_padding_only_when_a_batch_costs_more(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    lengths = sorted(int(n) for n in rng.integers(3, 200, size=int(rng.integers(1, 300))))
-    batches = plan_batches(lengths, 16)
+    lengths = sorted(int(n) for n in rng.integers(3, 300, size=int(rng.integers(1, 300))))
+    batches = plan_batches(lengths, 16, max_tokens=MAX_BATCH_TOKENS)
     assert [s for s, _ in batches] == [0, *(e for _, e in batches[:-1])] and batches[-1][1] == len(lengths)
     assert all(0 < e - s <= 16 for s, e in batches)
+    # Within the token limit, or a text too long for it alone.
+    assert all((e - s) * lengths[e - 1] <= MAX_BATCH_TOKENS or e - s == 1 for s, e in batches)
     padded = sum((e - s) * lengths[e - 1] for s, e in batches)
-    fixed = [(s, min(s + 16, len(lengths))) for s in range(0, len(lengths), 16)]  # plain batches of 16
-    plain = sum((e - s) * lengths[e - 1] for s, e in fixed)
-    assert padded + BATCH_COST_TOKENS * len(batches) <= plain + BATCH_COST_TOKENS * len(fixed)
+    greedy: list[list[int]] = []  # as many texts as both limits allow, in order
+    for length in lengths:
+        if greedy and len(greedy[-1]) < 16 and (len(greedy[-1]) + 1) * length <= MAX_BATCH_TOKENS:
+            greedy[-1].append(length)
+        else:
+            greedy.append([length])
+    plain = sum(len(batch) * batch[-1] for batch in greedy)
+    assert padded + BATCH_COST_TOKENS * len(batches) <= plain + BATCH_COST_TOKENS * len(greedy)
     assert padded <= 1.05 * sum(lengths) + BATCH_COST_TOKENS * len(batches)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -73,12 +74,29 @@ def test_checksum_mismatch_names_the_file(tmp_path: Path) -> None:
     assert str(damaged) in str(error.value)
 
 
-def test_the_session_runs_the_threads_it_was_given() -> None:
-    one, two = LocalMiniLMEmbedder(threads=1), LocalMiniLMEmbedder(threads=2)
-    assert np.allclose(one.embed(["a river in flood"]), two.embed(["a river in flood"]), atol=1e-5)
-    sessions = {threads: session for (_, threads), session in local_embedder._sessions.items()}
-    assert sessions[1].get_session_options().intra_op_num_threads == 1
-    assert sessions[2].get_session_options().intra_op_num_threads == 2
+def test_batches_run_on_the_embedders_threads_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``threads`` batches run at once, each on one ONNX thread, and the vectors are bit for bit
+    those of one batch at a time."""
+    texts = [f"a river in flood, number {i}" for i in range(64)]
+    one = LocalMiniLMEmbedder(threads=1, batch_size=4).embed(texts)
+    real = local_embedder._get_session
+    meet = threading.Barrier(2, timeout=30)  # broken (an error) unless two batches run together
+    first_runs: set[int] = set()
+
+    class MeetingSession:
+        def __init__(self, session: object) -> None:
+            self.session = session
+
+        def run(self, *args: object) -> object:
+            if threading.get_ident() not in first_runs:
+                first_runs.add(threading.get_ident())
+                meet.wait()
+            return self.session.run(*args)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(local_embedder, "_get_session", lambda path: MeetingSession(real(path)))
+    two = LocalMiniLMEmbedder(threads=2, batch_size=4).embed(texts)
+    assert len(first_runs) == 2 and np.array_equal(one, two)
+    assert all(s.get_session_options().intra_op_num_threads == 1 for s in local_embedder._sessions.values())
 
 
 def test_learning_the_model_name_reads_no_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:

