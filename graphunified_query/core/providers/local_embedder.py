@@ -172,7 +172,7 @@ class LocalMiniLMEmbedder:
         # Ordered by real token count (sorting by characters left 22 % of the computation padding),
         # then cut where padding would cost more than another batch.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        cuts = plan_batches([len(ids[i]) for i in order], self.batch_size)
+        cuts = plan_batches([len(ids[i]) for i in order], self.batch_size, MAX_BATCH_TOKENS)
         batches = [order[start:end] for start, end in cuts]
 
         def run(batch: list[int]) -> None:
