@@ -86,9 +86,7 @@ def model_file(package: ModuleType, variant: str | None) -> Path:
         ) from None
 
 
-def plan_batches(
-    lengths: Sequence[int], max_size: int, max_tokens: int = MAX_BATCH_TOKENS
-) -> list[tuple[int, int]]:
+def plan_batches(lengths: Sequence[int], max_size: int, max_tokens: int) -> list[tuple[int, int]]:
     """(start, end) batches over ascending ``lengths`` of at most ``max_size`` texts and
     ``max_tokens`` padded tokens (a longer text alone) that minimize the tokens computed (rows x
     the batch's longest) plus `BATCH_COST_TOKENS` per batch: a batch of 16 spanning 20 to 60 tokens
