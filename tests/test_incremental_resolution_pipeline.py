@@ -1,4 +1,5 @@
-"""Through `index`: adding a document resolves only its names, and the entities equal a full build's."""
+"""Through `index`: adding a document resolves only its names, the entities equal a full build's,
+and the communities no new row touches keep their rows."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from graphunified_assets.defs.resources import GraphUnifiedResource
+from graphunified_assets.lib.graph.communities import communities_table
+from graphunified_assets.lib.graph.leiden import Community
 from graphunified_assets.ops.indexing import index
 from graphunified_query.core.layout import HomeLayout
 from tests.conftest import SAMPLE_DOCS
@@ -61,6 +65,24 @@ def _metadata(asset: str) -> dict[str, object]:
     return {key: value.value for key, value in event.asset_materialization.metadata.items()}
 
 
+def _communities_made_whole(home: Path) -> tuple[pa.Table, pa.Table]:
+    """The communities table `index` wrote, and the same communities' rows made from nothing out
+    of the graph tables (no row taken from a previous table); `indexed_at` aside."""
+    layout = HomeLayout.at(home)
+    stored = pq.read_table(layout.table_path("communities")).drop_columns(["indexed_at"])
+    found = [
+        Community((row["level"], i), row["level"], None, tuple(row["entity_ids"]))
+        for i, row in enumerate(stored.select(["level", "entity_ids"]).to_pylist())
+    ]
+    whole = communities_table(
+        found,
+        relationships=pq.read_table(layout.table_path("relationships")),
+        entities=pq.read_table(layout.table_path("entities")),
+    )
+    columns = ["id", "entity_ids", "relationship_ids", "text_unit_ids", "size", "content_hash"]
+    return stored.select(columns), whole.table.select(columns)
+
+
 def _resolution_work() -> dict[str, int]:
     metadata = _metadata("entities")
     return {key: int(metadata[key]) for key in ("fuzzy_comparisons", "embedding_rows")}  # type: ignore[call-overload]
@@ -89,6 +111,10 @@ def test_an_added_document_is_resolved_incrementally_with_a_full_builds_result(
     # The synonym step looked up only names the last run had not seen.
     assert 0 < int(_metadata("graph")["names_looked_up"]) < len(before)  # type: ignore[call-overload]
     added = _resolution_work()
+    # The communities no new row touches kept their rows, equal to rows made again.
+    assert 0 < int(_metadata("communities")["reused"]) < int(_metadata("communities")["rows"])  # type: ignore[call-overload]
+    stored, whole = _communities_made_whole(updated)
+    assert stored == whole
     assert added["embedding_rows"] < first_build["embedding_rows"]
     assert added["fuzzy_comparisons"] < first_build["fuzzy_comparisons"]
 
@@ -99,3 +125,6 @@ def test_an_added_document_is_resolved_incrementally_with_a_full_builds_result(
     # No name compared again (the sample's types hold at most neighbours + 1 names, whose few
     # neighbour rows are recomputed whole when their count changes).
     assert _resolution_work()["fuzzy_comparisons"] == 0
+    assert int(_metadata("communities")["reused"]) > 0  # type: ignore[call-overload]
+    stored, whole = _communities_made_whole(updated)
+    assert stored == whole

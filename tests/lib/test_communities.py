@@ -8,9 +8,11 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphunified_assets.lib.graph.communities import communities_table, community_hash
+from graphunified_assets.lib.graph.communities import CommunityTable, communities_table, community_hash
+from graphunified_assets.lib.graph.graph_seen import GraphChanges
 from graphunified_assets.lib.graph.leiden import (
     Clustering,
+    Community,
     LeidenParameters,
     clustering_table,
     detect_communities,
@@ -67,7 +69,7 @@ def _table(
         relationships=_relationships(edges),
         entities=_entities({n: f"entity {n}" for n in nodes}, {n: [f"chunk-{n}"] for n in nodes}),
         previous=before,
-    )
+    ).table
 
 
 def _entities(descriptions: dict[str, str | None], units: dict[str, list[str]]) -> pa.Table:
@@ -158,9 +160,9 @@ def test_a_changed_description_changes_only_its_communities_hash() -> None:
     nodes = sorted({n for s, t, _ in edges for n in (s, t)})
     relationships = _relationships(edges)
     descriptions: dict[str, str | None] = {n: "x" for n in nodes}
-    before = communities_table(found, relationships=relationships, entities=_entities(descriptions, {}))
+    before = communities_table(found, relationships=relationships, entities=_entities(descriptions, {})).table
     descriptions["ax3"] = "y"
-    after = communities_table(found, relationships=relationships, entities=_entities(descriptions, {}))
+    after = communities_table(found, relationships=relationships, entities=_entities(descriptions, {})).table
     changed = [
         b["entity_ids"]
         for b, a in zip(before.to_pylist(), after.to_pylist(), strict=True)
@@ -261,7 +263,7 @@ def test_each_row_holds_its_members_inner_edges_and_chunks_as_defined(
         found,
         relationships=relationships,
         entities=_entities(descriptions, {f"n{k}": v for k, v in units.items()}),
-    )
+    ).table
     assert table.num_rows == len(found)
     for community, row in zip(found, table.to_pylist(), strict=True):
         inside = set(community.entity_ids)
@@ -274,3 +276,73 @@ def test_each_row_holds_its_members_inner_edges_and_chunks_as_defined(
         assert row["text_unit_ids"] == sorted(expected_units)
         known = {e: "" for e in inside} | {e: descriptions[e] for e in inside if e in descriptions}
         assert row["content_hash"] == community_hash(row["entity_ids"], known, internal)
+
+
+def _edge_rows(edges: dict[tuple[str, str], str]) -> pa.Table:
+    ids = sorted(edges)
+    return pa.table(
+        {
+            "id": [f"{s}>{t}" for s, t in ids],
+            "source_id": [s for s, _ in ids],
+            "target_id": [t for _, t in ids],
+            "weight": [1.0] * len(ids),
+            "description": [edges[pair] for pair in ids],
+        },
+        schema=pa.schema(
+            {**{c: pa.string() for c in ("id", "source_id", "target_id")}, "weight": pa.float64()}
+        ).append(pa.field("description", pa.string())),
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sets(st.tuples(st.integers(0, 19), st.integers(0, 19)).filter(lambda p: p[0] < p[1]), max_size=60),
+    st.sets(st.integers(0, 19), max_size=4),  # entities re-described
+    st.sets(st.tuples(st.integers(0, 19), st.integers(0, 19)).filter(lambda p: p[0] < p[1]), max_size=5),
+    st.sets(st.tuples(st.integers(0, 19), st.integers(0, 19)).filter(lambda p: p[0] < p[1]), max_size=5),
+)
+def test_rows_reused_where_no_changed_row_touches_equal_rows_made_again(
+    pairs: set[tuple[int, int]],
+    described: set[int],
+    added: set[tuple[int, int]],
+    redescribed_edges: set[tuple[int, int]],
+) -> None:
+    """An update given the rows made since the last table (`GraphChanges`) takes the other
+    communities' rows from that table: the table equals one made whole. As `graph_elements`
+    patches, a relationship goes only with a remade row of one of its ends."""
+    name = "n{:02d}".format
+    edges = {(name(a), name(b)): f"{a} meets {b}" for a, b in sorted(pairs)}
+    nodes = sorted({n for pair in edges for n in pair} | {name(i) for i in range(20)})
+    descriptions = {n: f"entity {n}" for n in nodes}
+    units = {n: [f"chunk-{n}"] for n in nodes}
+
+    def table(
+        found: list[Community], previous: pa.Table | None, changed: GraphChanges | None
+    ) -> CommunityTable:
+        return communities_table(
+            found,
+            relationships=_edge_rows(edges),
+            entities=_entities(descriptions, units),  # type: ignore[arg-type]
+            previous=previous,
+            changed=changed,
+        )
+
+    found, clustering = detect_communities(_edge_rows(edges), PARAMS)
+    before = table(found, None, None).table
+    removed = set(list(edges)[::7])  # a relationship goes with a remade row of one end
+    remade = {name(i) for i in described} | {s for s, _ in removed}
+    for pair in removed:
+        del edges[pair]
+    for a, b in sorted(added | redescribed_edges):
+        edges[(name(a), name(b))] = f"{a} meets {b} again"
+    for n in remade:
+        descriptions[n] = f"entity {n}, described again"
+    changed = GraphChanges(
+        frozenset(remade), frozenset((name(a), name(b)) for a, b in added | redescribed_edges)
+    )
+    found, _ = detect_communities(_edge_rows(edges), PARAMS, previous=clustering)
+    whole = table(found, before, None)
+    assert whole.reused == 0
+    assert table(found, before, changed).table == whole.table
+    again = table(found, whole.table, GraphChanges(frozenset(), frozenset()))  # nothing made since
+    assert again == (whole.table, len(found))
