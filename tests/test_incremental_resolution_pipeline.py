@@ -15,6 +15,7 @@ import pytest
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.graph.communities import communities_table
 from graphunified_assets.lib.graph.leiden import Community
+from graphunified_assets.ops import partition_reads
 from graphunified_assets.ops.indexing import index
 from graphunified_query.core.layout import HomeLayout
 from tests.conftest import SAMPLE_DOCS
@@ -88,10 +89,14 @@ def _resolution_work() -> dict[str, int]:
     return {key: int(metadata[key]) for key in ("fuzzy_comparisons", "embedding_rows")}  # type: ignore[call-overload]
 
 
+# The sample's few documents are read file by file; from 2 on, through the consolidated copy and
+# the files changed since (`CopyRows`), as a large corpus's are.
+@pytest.mark.parametrize("consolidate_from", [partition_reads.CONSOLIDATE_FROM, 2])
 def test_an_added_document_is_resolved_incrementally_with_a_full_builds_result(
-    tmp_path: Path, voyage: FakeVoyageServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, voyage: FakeVoyageServer, monkeypatch: pytest.MonkeyPatch, consolidate_from: int
 ) -> None:
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "unused"))  # `index` points it at each home
+    monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", consolidate_from)
     full = tmp_path / "full"
     _index(full, tmp_path / "all", {**SAMPLE_DOCS, **ADDED}, voyage)
     expected = _entities(full)

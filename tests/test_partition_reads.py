@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from graphunified_assets.lib.copy_rows import CopyRows
 from graphunified_assets.ops import partition_reads
 from graphunified_assets.ops.partition_reads import (
     DocumentFile,
@@ -99,12 +100,13 @@ def test_a_new_column_reads_every_file(tmp_path: Path, monkeypatch: pytest.Monke
     assert "extra" in table.column_names
 
 
-def test_live_rows_are_the_up_to_date_copy_to_read_in_slices(
+def test_live_rows_are_the_copy_and_the_few_files_changed_since(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A step reading every document's rows gets the consolidated copy's path (it holds none of
-    the rows then), brought up to date by the same read as `read_documents`; an unchanged corpus
-    is not read at all (only the copy's footer is)."""
+    """A step reading every document's rows gets the consolidated copy (it holds none of its rows
+    then) and the files changed since, in the order `read_partitions` gives; the copy is written
+    when there is none, and rewritten only once more than CONSOLIDATE_FROM files changed. An
+    unchanged corpus is not read at all (only the copy's footer is)."""
     monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", 2)
     layout = HomeLayout.at(tmp_path / "home")
     layout.partition_dir("docs").mkdir(parents=True)
@@ -113,30 +115,43 @@ def test_live_rows_are_the_up_to_date_copy_to_read_in_slices(
         written = _document(layout.partition_dir("docs"), key, rows, tag)
         written.path.rename(layout.partition_path("docs", key))  # the layout's file name for the key
 
+    def rows_of(source: CopyRows) -> pa.Table:
+        stored = pq.read_table(source.copy).select(["document_id", "text"])
+        fresh = source.fresh.select(["document_id", "text"]) if source.fresh is not None else None
+        table = pa.concat_tables([stored, fresh]) if fresh is not None else stored
+        return table if source.order is None else table.take(pa.array(source.order))
+
+    def whole(keys: list[str]) -> pa.Table:
+        return read_partitions([layout.partition_path("docs", key) for key in keys])
+
     keys = [f"d{n}" for n in range(6)]
     for key in keys:
         document(key, 2)
     copy = consolidated_copy(layout.cache, "docs")
     source = live_rows(layout, "docs", document_files(layout, "docs", keys))
-    assert source == copy
-    assert (
-        pq.read_table(copy)
-        .select(["document_id", "text"])
-        .equals(read_partitions([layout.partition_path("docs", key) for key in keys]))
-    )
+    assert isinstance(source, CopyRows) and source.copy == copy and source.fresh is None
+    assert rows_of(source).equals(whole(keys))
     read: list[object] = []
-    monkeypatch.setattr(partition_reads, "read_documents", lambda *a: read.append(a))
-    assert live_rows(layout, "docs", document_files(layout, "docs", keys)) == copy and read == []
+    monkeypatch.setattr(partition_reads, "read_documents", lambda *a, **k: read.append(a))
+    monkeypatch.setattr(partition_reads, "read_partitions", lambda *a, **k: read.append(a))
+    again = live_rows(layout, "docs", document_files(layout, "docs", keys))
+    assert isinstance(again, CopyRows) and again.fresh is None and read == []
     monkeypatch.undo()
     monkeypatch.setattr(partition_reads, "CONSOLIDATE_FROM", 2)
+    written = copy.stat().st_mtime_ns
     document("d2", 3, tag="changed")
-    assert live_rows(layout, "docs", document_files(layout, "docs", keys)) == copy
-    assert "d2changed-2" in pq.read_table(copy).column("text").to_pylist()
-    assert pq.read_table(copy).num_rows == 13
+    beside = live_rows(layout, "docs", document_files(layout, "docs", keys[:5]))  # d5 gone too
+    assert isinstance(beside, CopyRows) and beside.fresh is not None and beside.fresh.num_rows == 3
+    assert rows_of(beside).equals(whole(keys[:5])) and copy.stat().st_mtime_ns == written
+    for key in ("d0", "d1"):
+        document(key, 1, tag="changed")  # three changed and one gone: past CONSOLIDATE_FROM
+    rewritten = live_rows(layout, "docs", document_files(layout, "docs", keys[:5]))
+    assert isinstance(rewritten, CopyRows) and rewritten.fresh is None
+    assert rows_of(rewritten).equals(whole(keys[:5])) and pq.read_table(copy).num_rows == 9
     few = live_rows(
         layout, "docs", document_files(layout, "docs", keys[:1])
     )  # below CONSOLIDATE_FROM: the rows themselves
-    assert isinstance(few, pa.Table) and few.column("text").to_pylist() == ["d0-0", "d0-1"]
+    assert isinstance(few, pa.Table) and few.column("text").to_pylist() == ["d0changed-0"]
     assert live_rows(layout, "docs", document_files(layout, "docs", ["gone"])) is None
 
 

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from graphunified_assets.lib.copy_rows import CopyRows
 from graphunified_assets.lib.extraction.extraction_rows import ExtractionRows
 from graphunified_assets.lib.graph.graph_elements import build_graph_elements
 from graphunified_assets.lib.graph.relationship_keywords import texts_to_parse, with_keywords
@@ -126,10 +127,10 @@ def test_extraction_rows_read_from_a_parquet_file_are_the_tables_rows(tmp_path: 
     table = synthetic_extractions(chunks=10)
     path = tmp_path / "extractions.parquet"
     pq.write_table(table, path)
-    rows = ExtractionRows(path, batch_rows=3)
+    rows = ExtractionRows(CopyRows(path), batch_rows=3)
     expected = table.select(["chunk_id", "entities", "relationships", "facts"]).to_pylist()
     assert len(rows) == 10 and list(rows) == expected and list(rows) == expected
-    assert build_digests(ExtractionRows(path, batch_rows=7)) == build_digests(ExtractionRows(table))
+    assert build_digests(ExtractionRows(CopyRows(path), batch_rows=7)) == build_digests(ExtractionRows(table))
     pq.write_table(synthetic_extractions(chunks=3), path.with_suffix(".new"))
     path.with_suffix(".new").replace(path)  # replaced after it was opened: the same rows still
     assert list(rows) == expected
@@ -145,9 +146,42 @@ def test_the_rows_of_some_chunks_from_a_file_are_the_tables_in_its_order(
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "extractions.parquet"
         pq.write_table(table, path, row_group_size=group_rows)  # only the groups holding them are read
-        from_file = list(ExtractionRows(path).rows_of(chunks))
+        from_file = list(ExtractionRows(CopyRows(path)).rows_of(chunks))
     assert from_file == list(ExtractionRows(table).rows_of(chunks))
     assert [row["chunk_id"] for row in from_file] == chunks[:-1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    kept=st.lists(st.integers(0, 29), unique=True),
+    fresh=st.integers(0, 6),
+    shuffle=st.randoms(use_true_random=False),
+    picked=st.sets(st.integers(0, 35)),
+    group_rows=st.sampled_from([1, 4, 100]),
+)
+def test_rows_of_a_copy_and_the_files_changed_since_are_the_assembled_tables(
+    kept: list[int], fresh: int, shuffle: random.Random, picked: set[int], group_rows: int
+) -> None:
+    """`CopyRows` (a copy's rows, some gone, and fresh rows, in an order of their own) read as the
+    table they make: every pass, the rows of some chunks, each document's chunks, the texts."""
+    table = synthetic_extractions(chunks=36)
+    copy, added = table.slice(0, 30), table.slice(30, fresh)
+    order = [*kept, *range(30, 30 + fresh)]  # the copy's rows still live, then the fresh ones
+    shuffle.shuffle(order)
+    expected = ExtractionRows(pa.concat_tables([copy, added]).take(pa.array(order, pa.int64())))
+    chunks = [table.column("chunk_id")[i].as_py() for i in sorted(picked)]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "copy.parquet"
+        pq.write_table(copy, path, row_group_size=group_rows)
+        rows = ExtractionRows(CopyRows(path, added, np.array(order, np.int64)), batch_rows=5)
+        assert len(rows) == len(expected) and list(rows) == list(expected)
+        assert list(rows.rows_of(chunks)) == list(expected.rows_of(chunks))
+        assert rows.chunks_by_document() == expected.chunks_by_document()
+        assert rows.relationship_texts() == expected.relationship_texts()
+        unordered = ExtractionRows(CopyRows(path, added))  # the copy's rows, then the fresh ones
+        assert list(unordered.rows_of(chunks)) == list(
+            ExtractionRows(table.slice(0, 30 + fresh)).rows_of(chunks)
+        )
 
 
 class _Rel(dict):  # a dict that can be weakly referenced: is the source's row still alive?

@@ -69,8 +69,9 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
     # reads it again.
     present = document_files(layout, EXTRACTIONS, sorted(live))
     stamps = {doc: list(MISSING) for doc in live} | {f.key: f.stamp for f in present}
-    # Read a slice at a time from the consolidated copy of every live document's rows: neither
-    # the Python rows (~0.4 GB at 12.6K passages) nor the Arrow table (~0.25 GB) is held.
+    # Read a slice at a time from the consolidated copy of every live document's rows and the few
+    # files changed since: neither the Python rows (~0.4 GB at 12.6K passages) nor the Arrow
+    # table (~0.25 GB) is held, and an update does not rewrite the copy.
     source = live_rows(layout, EXTRACTIONS, present)
     if source is None:
         raise no_rows_failure(EXTRACTIONS, layout)
