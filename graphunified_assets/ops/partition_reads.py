@@ -116,9 +116,7 @@ def _copy_rows(copy: Path, files: Sequence[DocumentFile], column: str) -> CopyRo
         return None
     schema = footer.schema_arrow
     index: Index = json.loads((schema.metadata or {}).get(_INDEX, b"{}"))
-    fresh = [f for f in files if index.get(f.key, [])[:2] != f.stamp]
-    gone = len(index.keys() - {f.key for f in files})
-    if len(fresh) + gone > CONSOLIDATE_FROM:
+    if (fresh := _few_changed(index, files)) is None:
         return None
     if not fresh and list(index) == [f.key for f in files]:
         return CopyRows(copy)
@@ -195,11 +193,7 @@ def _beside_copy(
 ) -> pa.Table | None:
     """The rows of ``files`` from ``stored`` (the copy, or its ``columns``) and the files changed
     since it was written, when they are few (`read_documents`); None otherwise."""
-    if stored is None:
-        return None
-    fresh = [f for f in files if index.get(f.key, [])[:2] != f.stamp]
-    gone = len(index.keys() - {f.key for f in files})
-    if len(fresh) + gone > CONSOLIDATE_FROM:
+    if stored is None or (fresh := _few_changed(index, files)) is None:
         return None
     if not fresh and list(index) == [f.key for f in files]:
         return stored
@@ -209,6 +203,14 @@ def _beside_copy(
             return None
         read = read.select(stored.column_names)
     return _assembled(stored, index, files, fresh, read, column)
+
+
+def _few_changed(index: Index, files: Sequence[DocumentFile]) -> list[DocumentFile] | None:
+    """The files new or rewritten since the copy ``index`` describes; None when they and the
+    files gone since are more than CONSOLIDATE_FROM (the copy is then rewritten)."""
+    fresh = [f for f in files if index.get(f.key, [])[:2] != f.stamp]
+    gone = len(index.keys() - {f.key for f in files})
+    return fresh if len(fresh) + gone <= CONSOLIDATE_FROM else None
 
 
 def _selected(table: pa.Table, columns: Sequence[str] | None) -> pa.Table:

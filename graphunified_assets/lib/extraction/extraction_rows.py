@@ -50,9 +50,8 @@ class ExtractionRows:
             *self._table_rows.column_names,
         ]
         self._columns = [c for c in GRAPH_COLUMNS if c in names]
-        stored = self._file.metadata.num_rows if self._file is not None else 0
-        self._stored = stored
-        self._rows = len(self._order) if self._order is not None else stored + self._table_rows.num_rows
+        self._stored = self._file.metadata.num_rows if self._file is not None else 0  # the copy's rows
+        self._rows = len(self._order) if self._order is not None else self._stored + self._table_rows.num_rows
 
     def __len__(self) -> int:
         return self._rows
@@ -79,12 +78,13 @@ class ExtractionRows:
         found = pc.is_in(self._table(["chunk_id"]).column("chunk_id"), value_set=value_set)
         positions = np.flatnonzero(found.to_numpy(zero_copy_only=False))
         rows = self._order[positions] if self._order is not None else positions
-        stored, fresh = rows[rows < self._stored], rows[rows >= self._stored] - self._stored
+        in_copy = rows < self._stored
+        fresh = rows[~in_copy] - self._stored
         parts = [self._table_rows.select(self._columns).take(pa.array(fresh, pa.int64()))]
-        if self._file is not None and len(stored):
-            parts.insert(0, self._stored_rows(stored))
+        if in_copy.any():
+            parts.insert(0, self._stored_rows(rows[in_copy]))
         # The copy's rows first, then the others: back in this table's order.
-        placed = np.concatenate([positions[rows < self._stored], positions[rows >= self._stored]])
+        placed = np.concatenate([positions[in_copy], positions[~in_copy]])
         table = pa.concat_tables(parts).take(pa.array(np.argsort(placed, kind="stable"), pa.int64()))
         return ExtractionRows(table, batch_rows=self._batch_rows)
 
