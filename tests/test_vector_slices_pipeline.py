@@ -10,7 +10,7 @@ import dagster as dg
 import lancedb
 import pytest
 
-from graphunified_assets.defs.assets import report_vectors
+from graphunified_assets.defs.assets import graph_vectors, report_vectors
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.lib.vectors import lance_slices
 from graphunified_assets.lib.vectors.composed_vectors import ReportEmbedding
@@ -91,6 +91,10 @@ def test_adding_and_removing_a_document_writes_slices_equal_to_a_full_rewrite(
     assert 0 < computed["relationship_vectors_computed"] < rows["relationship_vectors"]  # type: ignore[operator]
     assert 0 < computed["entity_vectors_computed"] < rows["entity_vectors"]  # type: ignore[operator]
     assert 0 < computed["reports_computed"] <= rows["report_vectors"]  # type: ignore[operator]
+    # Only the graph rows made since the build were composed and compared with the stored texts.
+    compared = _metadata("graph_vectors")
+    assert compared["relationship_vectors_compared"] < rows["relationship_vectors"]  # type: ignore[operator]
+    assert compared["entity_vectors_compared"] < rows["entity_vectors"]  # type: ignore[operator]
     # Slices appended to the stored tables (optimize at publish may add a compaction version).
     after = _versions(home)
     assert all(after[name] > before[name] for name in ("relationship_vectors", "entity_vectors"))
@@ -102,6 +106,29 @@ def test_adding_and_removing_a_document_writes_slices_equal_to_a_full_rewrite(
     assert {name: len(rows) for name, rows in removed.items()} == {n: len(r) for n, r in built.items()}
     assert not any("Observatory" in str(row) for rows in removed.values() for row in rows)
     assert removed == _rewritten(home, resource)
+
+
+def test_a_commit_that_stops_part_way_makes_the_next_update_compare_every_row(
+    home: Path, input_dir: Path, built: GraphUnifiedResource
+) -> None:
+    resource = built
+    index(resource, echo=lambda _: None)
+    (input_dir / "observatory.md").write_text(ADDED)
+
+    def crash(*_: object) -> None:
+        raise RuntimeError("killed between the tables")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(graph_vectors, "apply_change", crash)
+        with pytest.raises(Exception, match="graph_vectors"):
+            index(resource, echo=lambda _: None)
+    index(resource, echo=lambda _: None)
+    compared = _metadata("graph_vectors")
+    rows = {name: len(found) for name, found in _tables(home).items()}
+    # The manifest no longer vouched for the stored rows: every row's text was compared.
+    assert compared["relationship_vectors_compared"] == rows["relationship_vectors"]
+    assert compared["entity_vectors_compared"] == rows["entity_vectors"]
+    assert _tables(home) == _rewritten(home, resource)
 
 
 def test_choosing_composed_vectors_recomputes_those_tables_and_updates_compose_the_same_way(

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from graphunified_assets.lib.graph.graph_seen import GraphChanges, GraphSeen, changed_since, graph_seen
+from graphunified_assets.lib.graph.graph_seen import (
+    GraphChanges,
+    GraphSeen,
+    changed_since,
+    graph_seen,
+    newest_row,
+    recent_rows,
+)
 from graphunified_query.core.tables import TIMESTAMP
 
 FILES = ((10, 1, 7), (20, 1, 8))
@@ -64,3 +71,14 @@ def test_a_group_is_touched_by_a_changed_member_or_a_changed_edge_inside_it() ->
     assert changes.touch(["a", "b", "q"])
     assert not changes.touch({"a", "c", "q"})  # each changed edge has an end outside
     assert not changes.touch(("y",))
+
+
+def test_recent_rows_marks_the_rows_made_since_or_says_it_cannot_tell() -> None:
+    table = _entities({"a": 100, "b": 250, "c": None, "d": 90})
+    assert recent_rows(table, None, rewritten=True) is None  # nothing recorded
+    assert recent_rows(table, 100, rewritten=True).tolist() == [False, True, True, False]  # type: ignore[union-attr]
+    # The file as it was seen: nothing made since, whatever the times say.
+    assert recent_rows(table, 100, rewritten=False).tolist() == [False] * 4  # type: ignore[union-attr]
+    # Rewritten with no row newer than the newest seen: a restored copy, not an update.
+    assert recent_rows(_entities({"a": 100, "d": 90}), 100, rewritten=True) is None
+    assert newest_row(table) == 250 and newest_row(_entities({})) == -1

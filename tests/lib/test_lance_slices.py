@@ -3,6 +3,7 @@ holds what a full rewrite would: same ids, texts and vectors."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from unittest.mock import patch
 
@@ -16,10 +17,12 @@ from hypothesis import strategies as st
 from graphunified_assets.lib.vectors import lance_slices
 from graphunified_assets.lib.vectors.lance_slices import (
     COMPACT_FRAGMENTS,
+    SliceChange,
     StoredVectors,
     apply_change,
     optimize_due,
     plan_change,
+    plan_recent_change,
     stored_columns,
     stored_rows,
 )
@@ -184,6 +187,24 @@ def test_stored_columns_reads_the_named_columns_of_every_row(tmp_path: Path) -> 
     assert stored_columns(db, "empty", ["model"]).num_rows == 0
 
 
+def _compared(
+    present: dict[int, str | None], wanted: dict[int, str | None], key_type: pa.DataType
+) -> tuple[pa.Table, pa.Array, pa.Array]:
+    """The stored rows (id, text, model "m") and the wanted keys and texts, keys of ``key_type``."""
+
+    def column(values: list[int]) -> pa.Array:
+        return pc.cast(pa.array(values, pa.int64()), key_type)
+
+    stored = pa.table(
+        {
+            "id": column(list(present)),
+            "text": pa.array(list(present.values()), pa.string()),
+            "model": pa.array(["m"] * len(present), pa.string()),
+        }
+    )
+    return stored, column(list(wanted)), pa.array(list(wanted.values()), pa.string())
+
+
 texts_or_none = st.one_of(st.none(), st.sampled_from(["", "a", "b", "a\x1fb"]))
 
 
@@ -199,17 +220,7 @@ def test_the_change_of_unique_keys_is_what_comparing_each_row_gives(
     """Computed: the wanted rows the store does not hold with the same text (a missing text reads
     as empty); stale: the stored rows no wanted row holds, changed texts included."""
 
-    def column(values: list[int]) -> pa.Array:
-        return pc.cast(pa.array(values, pa.int64()), key_type)
-
-    stored = pa.table(
-        {
-            "id": column(list(present)),
-            "text": pa.array(list(present.values()), pa.string()),
-            "model": pa.array(["m"] * len(present), pa.string()),
-        }
-    )
-    keys, texts = column(list(wanted)), pa.array(list(wanted.values()), pa.string())
+    stored, keys, texts = _compared(present, wanted, key_type)
     with patch.object(lance_slices, "REWRITE_SHARE", 1.0):
         change = plan_change(keys, texts, stored, key="id", model="m")
     assert change is not None
@@ -222,3 +233,51 @@ def test_the_change_of_unique_keys_is_what_comparing_each_row_gives(
     ]
     expected_stale = [k for k, t in present.items() if not same(k, t, wanted)]
     assert change.stale == [str(k) if key_type == pa.string() else k for k in expected_stale]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(st.integers(0, 30), texts_or_none, min_size=1),
+    st.dictionaries(st.integers(0, 30), texts_or_none, min_size=1),
+    st.sets(st.integers(0, 30)),
+    st.sampled_from([pa.string(), pa.int64()]),
+)
+def test_comparing_only_the_recent_rows_plans_what_comparing_every_row_plans(
+    wanted: dict[int, str | None], present: dict[int, str | None], recent: set[int], key_type: pa.DataType
+) -> None:
+    """Rows not recent are stored as they are (the caller's promise) or missing (a crash): the
+    plan that composes and compares only the recent rows' texts equals `plan_change`'s."""
+    present = {k: wanted[k] if k in wanted and k not in recent else t for k, t in present.items()}
+
+    stored, keys, texts = _compared(present, wanted, key_type)
+    mask = np.array([k in recent for k in wanted], bool)
+    composed: list[int] = []
+
+    def texts_of(positions: np.ndarray) -> pa.Array:
+        composed.extend(positions.tolist())
+        return texts.take(pa.array(positions, pa.int64()))
+
+    with tempfile.TemporaryDirectory() as folder, patch.object(lance_slices, "REWRITE_SHARE", 1.0):
+        db = lancedb.connect(folder)
+        db.create_table("t", data=stored)
+        change = plan_recent_change(db, "t", keys, mask, texts_of, key="id", whole=lambda: None)
+        full = plan_change(keys, texts, stored, key="id", model="m")
+    assert change is not None and full is not None
+    assert change.compute.tolist() == full.compute.tolist()
+    assert sorted(change.stale) == sorted(full.stale)
+    # Only the recent rows the store holds were composed and compared.
+    assert sorted(composed) == [i for i, k in enumerate(wanted) if k in recent and k in present]
+    assert change.compared == len(composed)
+
+
+def test_a_repeated_key_is_planned_by_comparing_every_row(tmp_path: Path) -> None:
+    db = lancedb.connect(str(tmp_path / "db"))
+    db.create_table("t", data=_rows([("f1", "a"), ("f2", "b")]))
+    keys = pa.array(["f1", "f1", "f2"])  # a fact stated twice under one id
+
+    def texts_of(positions: np.ndarray) -> pa.Array:
+        raise AssertionError("recent rows composed for repeated keys")
+
+    whole = SliceChange(np.array([0, 1]), ["f1"], kept=1, compared=3)
+    found = plan_recent_change(db, "t", keys, np.ones(3, bool), texts_of, key="id", whole=lambda: whole)
+    assert found is whole

@@ -18,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -46,8 +47,31 @@ class GraphSeen:
 
 def graph_seen(entities: pa.Table, relationships: pa.Table, files: tuple[tuple[int, ...], ...]) -> GraphSeen:
     """What a step read: ``entities`` and ``relationships`` need their `indexed_at` column."""
-    times = [pc.max(t.column(INDEXED_AT.name).cast(pa.int64())).as_py() for t in (entities, relationships)]
-    return GraphSeen(max((t for t in times if t is not None), default=-1), files)
+    return GraphSeen(max(newest_row(entities), newest_row(relationships)), files)
+
+
+def newest_row(table: pa.Table) -> int:
+    """The newest `indexed_at` of ``table``'s rows, in the column's unit; -1: none."""
+    newest = pc.max(table.column(INDEXED_AT.name).cast(pa.int64())).as_py()
+    return -1 if newest is None else int(newest)
+
+
+def recent_rows(table: pa.Table, seen: int | None, *, rewritten: bool) -> np.ndarray | None:
+    """Per row of ``table`` (its `indexed_at` at least), whether it was made after ``seen``, the
+    newest row a step read last time; None when that is unknown: nothing recorded, or the file
+    ``rewritten`` since with no newer row (a restored copy, a clock set back)."""
+    if seen is None:
+        return None
+    if not rewritten:
+        return np.zeros(table.num_rows, bool)
+    if newest_row(table) <= seen:
+        return None
+    return _newer(table, seen).to_numpy(zero_copy_only=False)
+
+
+def _newer(table: pa.Table, seen: int) -> pa.Array:
+    made = table.column(INDEXED_AT.name).cast(pa.int64())
+    return pc.fill_null(pc.greater(made, seen), True).combine_chunks()  # no time: changed
 
 
 @dataclass(frozen=True)
@@ -88,10 +112,7 @@ def changed_since(
     if graph_seen(entities, relationships, files).newest <= seen.newest:
         return None  # rewritten, yet nothing newer: not an update of what was seen
 
-    def newer(table: pa.Table) -> pa.Table:
-        made = table.column(INDEXED_AT.name).cast(pa.int64())
-        return table.filter(pc.fill_null(pc.greater(made, seen.newest), True))  # no time: changed
-
-    rows = newer(relationships)
+    rows = relationships.filter(_newer(relationships, seen.newest))
     ends = zip(rows.column("source_id").to_pylist(), rows.column("target_id").to_pylist(), strict=True)
-    return GraphChanges(frozenset(newer(entities).column("id").to_pylist()), frozenset(ends))
+    made = entities.filter(_newer(entities, seen.newest)).column("id").to_pylist()
+    return GraphChanges(frozenset(made), frozenset(ends))

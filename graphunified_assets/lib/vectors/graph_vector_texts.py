@@ -22,6 +22,13 @@ ROW_TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     FACTS: lambda row: row["text"],
 }
 
+# The columns each table's text is composed from (`column_texts` reads no others).
+TEXT_COLUMNS = {
+    ENTITIES: ["title", "description"],
+    RELATIONSHIPS: ["source", "type", "target", "description", "keywords"],
+    FACTS: ["text"],
+}
+
 
 def column_texts(table: pa.Table, source: str, keyword_weight: float) -> pa.Array:
     """Every row's text, as ``ROW_TEXTS`` and ``relationship_text`` give it per row, composed

@@ -33,18 +33,21 @@ import pyarrow.compute as pc
 # one fragment.
 REWRITE_SHARE = 0.5
 _SEPARATOR = "\x1f"  # between key and text in the comparison: in neither
-_IN_LIST = 2_000  # keys per delete predicate
+_IN_LIST = 2_000  # keys per delete or lookup predicate
+_FILTERED_KEYS = 4 * _IN_LIST
 COMPACT_FRAGMENTS = 8
 
 
 @dataclass(frozen=True)
 class SliceChange:
     """What an update writes: ``compute`` (positions in the wanted rows) get new vectors,
-    ``stale`` stored keys are deleted first; ``kept`` rows keep their stored vectors."""
+    ``stale`` stored keys are deleted first; ``kept`` rows keep their stored vectors;
+    ``compared``: the wanted texts the plan compared with stored ones."""
 
     compute: np.ndarray
     stale: list[Any]
     kept: int
+    compared: int
 
 
 def stored_rows(db: Any, name: str, columns: list[str]) -> pa.Table | None:
@@ -95,7 +98,70 @@ def plan_change(
     compute = np.flatnonzero(~reused)
     if len(compute) > REWRITE_SHARE * len(keys):
         return None
-    return SliceChange(compute=compute, stale=stale, kept=int(reused.sum()))
+    return SliceChange(compute=compute, stale=stale, kept=int(reused.sum()), compared=len(keys))
+
+
+def plan_recent_change(
+    db: Any,
+    name: str,
+    keys: pa.Array | pa.ChunkedArray,
+    recent: np.ndarray,
+    texts_of: Callable[[np.ndarray], pa.Array | pa.ChunkedArray],
+    *,
+    key: str,
+    whole: Callable[[], SliceChange | None],
+) -> SliceChange | None:
+    """`plan_change` when only the ``recent`` rows (a mask) can differ from what is stored: the
+    others are known stored as they are, so only their keys are checked (a row may have gone).
+    The recent rows' texts (``texts_of(positions)``) are compared with the stored texts of their
+    keys alone. ``whole()`` plans it the full way when a key repeats. The caller vouches that the
+    stored rows are of this model (`graph_vectors` knows it from its manifest)."""
+    stored = stored_rows(db, name, [key])
+    if stored is None or stored.num_rows == 0 or len(keys) == 0:
+        return None
+    stored_keys = stored.column(key)
+    if (matched := _matched(keys, stored_keys)) is None:
+        return whole()
+    in_stored, in_wanted = matched
+    check = np.flatnonzero(recent & (in_stored >= 0))
+    wanted_texts = pc.fill_null(texts_of(check), "")
+    stored_texts = _stored_texts(db, name, key, _take(keys, check))
+    changed = check[~pc.equal(wanted_texts, stored_texts).to_numpy(zero_copy_only=False)]
+    compute = np.union1d(np.flatnonzero(in_stored < 0), changed)
+    if len(compute) > REWRITE_SHARE * len(keys):
+        return None
+    stale = _take(stored_keys, np.flatnonzero(in_wanted < 0)).to_pylist() + _take(keys, changed).to_pylist()
+    return SliceChange(compute=compute, stale=stale, kept=len(keys) - len(compute), compared=len(check))
+
+
+def _stored_texts(db: Any, name: str, key: str, keys: pa.Array) -> pa.Array:
+    """The stored text of each of ``keys`` (each stored once), in their order: a filter per
+    ``_IN_LIST`` keys, 0.06 s for 2.3K of the 316K relationships where reading every stored text
+    took 0.37 s."""
+    if not len(keys):
+        return pa.array([], pa.string())
+    if len(keys) > _FILTERED_KEYS:  # each filter scans the keys: past this, read every text once
+        stored = stored_columns(db, name, [key, "text"])
+    else:
+        table = db.open_table(name)
+        values = keys.to_pylist()
+        stored = pa.concat_tables(
+            table.search()
+            .where(f"{key} IN ({', '.join(_literal(v) for v in values[start : start + _IN_LIST])})")
+            .select([key, "text"])
+            .limit(None)
+            .to_arrow()
+            for start in range(0, len(values), _IN_LIST)
+        )
+    rows, _ = _matched(keys, stored.column(key)) or (None, None)
+    if rows is None or (rows < 0).any():
+        raise ValueError(f"{name}: a stored key was not found again")  # `_matched` said it is stored
+    return pc.fill_null(stored.column("text"), "").take(pa.array(rows))
+
+
+def _take(values: pa.Array | pa.ChunkedArray, positions: np.ndarray) -> pa.Array:
+    taken = values.take(pa.array(positions, pa.int64()))
+    return taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken
 
 
 def apply_change(table: Any, key: str, stale: list[Any], rows: pa.Table | pa.RecordBatch | None) -> None:
