@@ -57,7 +57,7 @@ def watch_input(context: dg.SensorEvaluationContext, graphunified: GraphUnifiedR
     if problem:
         context.log.error(problem)
         return dg.SensorResult(skip_reason=problem)
-    scan = scan_input(graphunified.input_path)
+    scan = scan_input(graphunified.input_path, graphunified.layout.input_scan)
     live = list(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
     hashes = {k: d.content_hash for k, d in scan.documents.items()}
     plan = plan_update(

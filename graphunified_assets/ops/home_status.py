@@ -127,7 +127,7 @@ def home_status(layout: HomeLayout, input_dir: Path, *, checked: bool = False) -
     generation, searchable = _published(layout, checked=checked)
     plan = None
     if input_dir.is_dir():
-        scan = scan_input(input_dir)
+        scan = scan_input(input_dir, layout.input_scan)
         scanned = {k: d.content_hash for k, d in scan.documents.items()}
         settings = load_settings(layout.home)
         plan = plan_update(

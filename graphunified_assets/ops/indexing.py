@@ -160,7 +160,7 @@ def _index(
         echo(message)
     echo("loading the embedding model and reading the input folder")
     model = resource.embedder().model_name  # a model that cannot load stops here, before any run
-    scan = scan_input(resource.input_path)
+    scan = scan_input(resource.input_path, layout.input_scan)
     for problem in scan.problems:
         echo(f"skipped {problem.source}: {problem.reason}")
     state = IndexState(layout.index_state)

@@ -49,5 +49,5 @@ def adopt_input(resource: GraphUnifiedResource) -> None:
 def _removed(resource: GraphUnifiedResource) -> tuple[int, int]:
     """How many indexed documents the chosen folder lacks, and how many are indexed."""
     indexed = IndexState(resource.layout.index_state).indexed_hashes()
-    present = scan_input(resource.input_path).documents
+    present = scan_input(resource.input_path, resource.layout.input_scan).documents
     return sum(1 for key in indexed if key not in present), len(indexed)

@@ -98,6 +98,11 @@ class HomeLayout:
         )
 
     @property
+    def input_scan(self) -> Path:
+        """What the last scan found in each input file (lib/ingest/scan_memory.py)."""
+        return self.cache / "input_scan.json"
+
+    @property
     def verified_files(self) -> Path:
         """Each derived file's size and time when the last `index` finished (ops/verified_files.py)."""
         return self.cache / "verified.json.gz"

@@ -28,7 +28,7 @@ def documents(context: dg.AssetExecutionContext, graphunified: GraphUnifiedResou
     """Input documents (txt, md, jsonl, pdf) parsed into text with section headings."""
     keys = context.partition_keys
     input_dir = graphunified.input_path
-    scan = scan_input(input_dir)
+    scan = scan_input(input_dir, graphunified.layout.input_scan)
     sources = [scan.documents[k] for k in keys if k in scan.documents]
     progress = work_progress(graphunified.settings.logging, "documents parsed", "documents")
     parsed, problems = read_documents(sources, input_dir, progress)

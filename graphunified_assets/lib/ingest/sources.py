@@ -25,6 +25,7 @@ from typing import Literal
 
 from graphunified_assets.lib.ingest.input_text import InputError, decode_text
 from graphunified_assets.lib.ingest.jsonl_records import JsonlIssue, iter_jsonl
+from graphunified_assets.lib.ingest.scan_memory import ScanMemory, stat_key
 
 Format = Literal["txt", "md", "jsonl", "pdf"]
 
@@ -60,8 +61,10 @@ class ScanResult:
         return {key: list(doc.also) for key, doc in self.documents.items() if doc.also}
 
 
-def scan_input(input_dir: Path) -> ScanResult:
+def scan_input(input_dir: Path, remembered: Path | None = None) -> ScanResult:
     """Every supported document under ``input_dir`` (recursive, sorted), plus the problems found.
+    ``remembered``: the home's record of the last scan (`ScanMemory`): files unchanged since are
+    not read again.
 
     Raises only when the folder itself is missing: reporting an empty corpus instead would make
     the caller delete everything that is indexed.
@@ -74,8 +77,11 @@ def scan_input(input_dir: Path) -> ScanResult:
     root = root.resolve()
     documents: dict[str, SourceDocument] = {}
     problems: list[InputProblem] = []
+    memory = ScanMemory.load(remembered, root) if remembered is not None else ScanMemory(str(root))
+    scanned = set()
     for rel, path, fmt in _walk(root, root, (root,), problems):
-        for found in _scan_file(rel, path, fmt):
+        scanned.add(rel)
+        for found in _scanned(rel, path, fmt, memory):
             if isinstance(found, InputProblem):
                 problems.append(found)
             elif found.document_id in documents:
@@ -88,6 +94,9 @@ def scan_input(input_dir: Path) -> ScanResult:
                 )
             else:
                 documents[found.document_id] = found
+    if remembered is not None:
+        memory.keep_only(scanned)
+        memory.save(remembered)
     documents, duplicates = _merge_copies(documents)
     return ScanResult(documents, problems, duplicates)
 
@@ -173,6 +182,31 @@ def _walk(
                 yield from _walk(path, root, (*ancestors, real), problems)
         elif fmt is not None:
             yield rel, path, fmt
+
+
+def _scanned(rel: str, path: Path, fmt: Format, memory: ScanMemory) -> list[SourceDocument | InputProblem]:
+    """What ``_scan_file`` finds in the file, from ``memory`` while the file is unchanged."""
+    key = stat_key(path)
+    if (findings := memory.recall(rel, key)) is not None:
+        return [
+            SourceDocument(item[1], path, item[2], item[3], item[4])
+            if item[0] == "d"
+            else InputProblem(*item[1:])
+            for item in findings
+        ]
+    found = list(_scan_file(rel, path, fmt))
+    memory.remember(
+        rel,
+        key,
+        path,
+        [
+            ["d", f.document_id, f.format, f.content_hash, f.line]
+            if isinstance(f, SourceDocument)
+            else ["p", f.source, f.reason]
+            for f in found
+        ],
+    )
+    return found
 
 
 def _scan_file(rel: str, path: Path, fmt: Format) -> Iterator[SourceDocument | InputProblem]:
