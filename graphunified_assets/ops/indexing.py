@@ -176,6 +176,7 @@ def _index(
         downstream_tables=DOWNSTREAM_TABLES,
         chunking=chunking_key(resource.settings.chunking),
         model=model,
+        modified=lambda table: verified.modified_times(layout.partition_dir(table)),  # as just checked
     )
     echo(f"{resource.input_path}: {plan.summary()}")
     keep_freed = not refresh and _small_update(plan, len(live))  # `index --refresh` rebuilds indexes whole

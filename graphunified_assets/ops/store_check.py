@@ -116,6 +116,7 @@ def _remove_damaged(paths: Iterable[str], verified: VerifiedFiles) -> list[Path]
     damaged = [Path(p) for p in paths if not verified.unchanged(p) and not is_parquet_intact(p)]
     for path in damaged:
         path.unlink(missing_ok=True)
+        verified.forget(path)
     return damaged
 
 

@@ -68,6 +68,22 @@ class VerifiedFiles:
         recorded = self._files.get(key)
         return recorded is not None and recorded == now
 
+    def forget(self, path: str | Path) -> None:
+        """``path`` was removed after its check (a damaged file)."""
+        self._seen.pop(_key(self._home, path), None)
+
+    def modified_times(self, folder: Path) -> dict[str, int]:
+        """File name → modification time (ns) of each file directly in ``folder`` this `index`'s
+        check fingerprinted: the check takes every file of the per-document tables, and nothing
+        writes them until the runs start, so the update plan reads these instead of listing and
+        stating the 50K files again (0.5 s at 12.6K passages)."""
+        prefix = f"{_key(self._home, folder)}{os.sep}"
+        return {
+            key[len(prefix) :]: found[1]
+            for key, found in self._seen.items()
+            if key.startswith(prefix) and os.sep not in key[len(prefix) :] and found[1] is not None
+        }
+
     def as_checked(self, rewritten: Collection[str]) -> dict[str, Fingerprint]:
         """The fingerprints this `index`'s check took of the per-document files (``<table>/<file>``
         under the tables folder) but those named in ``rewritten`` (the files of the documents it

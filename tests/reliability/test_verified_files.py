@@ -11,12 +11,15 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops.indexing import index
+from graphunified_assets.ops.store_check import check_store
 from graphunified_assets.ops.verified_files import SQLITE_SUFFIX, VerifiedFiles, fingerprint, record_verified
-from graphunified_query.core.artifacts import DOCUMENTS
+from graphunified_query.core.artifacts import CHUNKS, DOCUMENTS
 from graphunified_query.core.layout import HomeLayout
 from tests.reliability.test_corrupt_store import built as built
 from tests.reliability.test_corrupt_store import home as home
@@ -154,3 +157,23 @@ def test_a_file_is_recorded_as_it_was_checked_and_one_written_since_is_checked_a
     after = VerifiedFiles.take(layout)
     assert after.unchanged(written) and after.unchanged(table)  # taken after the run
     assert not after.unchanged(kept)  # recorded as checked: changed since, so checked again
+
+
+def test_the_update_plan_reads_the_times_the_check_took_of_every_file(tmp_path: Path) -> None:
+    """What the check saw of each per-document file is what listing the folders would give, but
+    the damaged files the check removed."""
+    layout = HomeLayout.at(tmp_path)
+    for table in (DOCUMENTS, CHUNKS):
+        for name in ("a", "b", "c"):
+            path = layout.partition_path(table, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(pa.table({"x": [1]}), path)
+    damaged = layout.partition_path(CHUNKS, "b")
+    damaged.write_bytes(b"not parquet")
+    verified = VerifiedFiles.take(layout)
+    check = check_store(layout, (DOCUMENTS, CHUNKS), verified)
+    assert check.damaged_documents == [damaged]
+    for table in (DOCUMENTS, CHUNKS):
+        listed = {name: found.st_mtime_ns for name, found in layout.partition_stats(table).items()}
+        assert verified.modified_times(layout.partition_dir(table)) == listed
+    assert damaged.name not in verified.modified_times(layout.partition_dir(CHUNKS))

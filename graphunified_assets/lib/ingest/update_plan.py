@@ -10,7 +10,7 @@ Everything else is untouched — not even read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -57,11 +57,13 @@ def plan_update(
     chunking: str,
     model: str | None,
     state: IndexState | None = None,
+    modified: Callable[[str], Mapping[str, int]] | None = None,
 ) -> UpdatePlan:
     """``scanned`` and ``indexed`` map document ids to content hashes; ``chunking`` is the current
     `chunking_key` (a document with no record of its own was chunked before they were kept: as now);
     ``model`` the configured embedder's recorded name (None: not known, not compared); ``state``
-    the home's index state (default: opened for writing)."""
+    the home's index state (default: opened for writing); ``modified(table)``: file name →
+    modification time (ns) of each file of a per-document table (default: its folder listed now)."""
     live = set(live_partitions)
     state = state or IndexState(layout.index_state)
     # Content that failed to parse fails again: it waits for a change (or `index --refresh`).
@@ -77,7 +79,7 @@ def plan_update(
         k for k in scanned if k in indexed and k not in changed and chunked.get(k, chunking) != chunking
     )
     settled = [k for k in scanned if k not in new and k not in changed and k not in rechunk]
-    incomplete = _incomplete(settled, layout, downstream_tables)
+    incomplete = _incomplete(settled, [DOCUMENTS, *downstream_tables], modified or _listed(layout))
     reembed = _embedded_otherwise(sorted(set(settled) - set(incomplete)), model, layout, state)
     removed = sorted((live | set(indexed)) - set(scanned))
     unchanged = len(settled) - len(incomplete) - len(reembed)
@@ -127,21 +129,27 @@ def _file_model(layout: HomeLayout, document_id: str) -> str | None:
     return column.column("model")[0].as_py() if column.num_rows else None
 
 
-def _incomplete(documents: Sequence[str], layout: HomeLayout, downstream_tables: Sequence[str]) -> list[str]:
-    """The documents (sorted) with no documents file, or a downstream file missing or older than
-    it. Each table's folder is listed once: a path and a stat per document and table took 0.47 s
-    of every `index` and `status` at 12.6K documents."""
-    sources = layout.partition_stats(DOCUMENTS)
-    downstream = [layout.partition_stats(table) for table in downstream_tables]
+def _incomplete(
+    documents: Sequence[str], tables: Sequence[str], modified: Callable[[str], Mapping[str, int]]
+) -> list[str]:
+    """The documents (sorted) with no file in the first of ``tables`` (documents), or a file of
+    another table missing or older than it. Each table's folder is listed once: a path and a stat
+    per document and table took 0.47 s of every `index` and `status` at 12.6K documents."""
+    sources, *downstream = (modified(table) for table in tables)
     found = []
     for key in documents:
         name = f"{partition_file_stem(key)}.parquet"
         source = sources.get(name)
-        if source is None or any(
-            name not in table or table[name].st_mtime_ns < source.st_mtime_ns for table in downstream
-        ):
+        if source is None or any(name not in table or table[name] < source for table in downstream):
             found.append(key)
     return sorted(found)
+
+
+def _listed(layout: HomeLayout) -> Callable[[str], dict[str, int]]:
+    def modified(table: str) -> dict[str, int]:
+        return {name: found.st_mtime_ns for name, found in layout.partition_stats(table).items()}
+
+    return modified
 
 
 def contiguous_ranges(
