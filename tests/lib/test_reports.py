@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from typing import Any, cast
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphunified_assets.lib.reports.build import FALLBACK_SUFFIX, build_reports, rows_by_id
 from graphunified_assets.lib.reports.context import community_context
@@ -358,3 +361,30 @@ def test_report_ids_are_unique_when_communities_share_a_report(claude: FakeAnthr
     assert len(set(ids)) == 3
     again = build_reports(communities, previous=first.table, **common)
     assert again.reused == 3 and again.table.column("id").to_pylist() == ids  # stable
+
+
+def _numbered(hashes: list[str], numbers: list[int]) -> pa.Table:
+    """Communities alternating the two of `_communities`, with these content hashes and numbers."""
+    templates = _communities().to_pylist()
+    rows = [
+        {**templates[i % 2], "id": f"k{i}", "community": n, "human_readable_id": n, "content_hash": h}
+        for i, (h, n) in enumerate(zip(hashes, numbers, strict=True))
+    ]
+    return pa.Table.from_pylist(rows, schema=COMMUNITIES_SCHEMA)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=9), st.randoms(use_true_random=False))
+def test_reused_and_written_reports_come_out_in_the_communities_order_as_a_full_build(
+    changed: list[bool], rng: random.Random
+) -> None:
+    """Some communities changed and every one renumbered: reusing the unchanged reports gives the
+    table a build with nothing to reuse gives."""
+    common = _inputs()
+    count = len(changed)
+    first = build_reports(_numbered([f"h{i}" for i in range(count)], list(range(count))), **common)
+    numbers = rng.sample(range(100), count)
+    hashes = [f"h{i}-new" if c else f"h{i}" for i, c in enumerate(changed)]
+    update = build_reports(_numbered(hashes, numbers), previous=first.table, **common)
+    assert (update.generated, update.reused) == (sum(changed), count - sum(changed))
+    assert update.table.equals(build_reports(_numbered(hashes, numbers), **common).table)

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -101,12 +102,9 @@ def build_reports(
         ],
         schema=COMMUNITY_REPORTS_SCHEMA,
     )
-    reused = _reused_rows(
-        previous, [reusable[hashes[i]] for i in kept], communities.take(pa.array(kept, pa.int64()))
-    )
-    # Back in the communities' order.
-    order = pa.array(sorted(range(len(hashes)), key=[*kept, *written].__getitem__), pa.int64())
-    build.table = pa.concat_tables([reused, fresh]).take(order) if hashes else build.table
+    if hashes:
+        reused = {i: reusable[hashes[i]] for i in kept}
+        build.table = _in_communities_order(previous, reused, fresh, communities)
     return build
 
 
@@ -126,30 +124,46 @@ def _reusable(previous: pa.Table | None, generator: str) -> dict[str, int]:
     return {h: i for i, (h, g) in enumerate(zip(hashes, generators, strict=True)) if g == generator}
 
 
-def _reused_rows(previous: pa.Table | None, rows: list[int], communities: pa.Table) -> pa.Table:
-    """The previous reports at ``rows``, placed where ``communities`` (one per row) sit now, with
-    this run's ids; reports written before token_count was a column are counted."""
-    if previous is None or not rows:
-        return COMMUNITY_REPORTS_SCHEMA.empty_table()
-    taken = previous.take(pa.array(rows, pa.int64()))
-    columns: dict[str, pa.Array | pa.ChunkedArray] = {}
-    for column in COMMUNITY_REPORTS_SCHEMA:
-        if column.name in PLACEMENT:
-            columns[column.name] = communities.column(PLACEMENT[column.name])
-        elif column.name not in taken.column_names:  # a column added since the table was written
-            columns[column.name] = pa.nulls(len(rows), column.type)
-        elif taken.schema.field(column.name).type != column.type:  # written under an older type
-            columns[column.name] = pa.array(taken.column(column.name).to_pylist(), column.type)
-        else:
-            columns[column.name] = taken.column(column.name)
-    contents = columns["full_content"].to_pylist()
-    tokens = columns["token_count"].to_pylist()
+def _in_communities_order(
+    previous: pa.Table | None, reused: Mapping[int, int], fresh: pa.Table, communities: pa.Table
+) -> pa.Table:
+    """One report per community, in the communities' order: community ``i``'s is the previous
+    report at row ``reused[i]``, else the next of ``fresh`` (written in that order). Taken in one
+    pass (taking the reused rows, then every row into order, copied the 15K reports of the 12.6K
+    home twice: 0.9 s of each update), then every row gets this run's placement and id, and a
+    report written before token_count was a column its count."""
+    base = COMMUNITY_REPORTS_SCHEMA.empty_table() if previous is None else _conformed(previous)
+    source = np.full(len(communities), -1, np.int64)
+    if reused:
+        source[np.fromiter(reused.keys(), np.int64)] = np.fromiter(reused.values(), np.int64)
+    written = source < 0
+    source[written] = len(base) + np.arange(int(written.sum()))
+    table = pa.concat_tables([base, fresh]).take(pa.array(source))
+    columns = {name: table.column(name) for name in COMMUNITY_REPORTS_SCHEMA.names}
+    for column, placed in PLACEMENT.items():
+        columns[column] = communities.column(placed)
+    contents = table.column("full_content").to_pylist()
+    tokens = table.column("token_count").to_pylist()
     columns["token_count"] = pa.array(
         [count if count else count_tokens(text) for count, text in zip(tokens, contents, strict=True)],
         pa.int64(),
     )
     ids = communities.column("id").to_pylist()
     columns["id"] = pa.array([report_id(i, text) for i, text in zip(ids, contents, strict=True)], pa.string())
+    return pa.table(columns, schema=COMMUNITY_REPORTS_SCHEMA)
+
+
+def _conformed(previous: pa.Table) -> pa.Table:
+    """``previous`` in this version's schema: a column added since is empty, one of an older type
+    converted."""
+    columns: dict[str, pa.Array | pa.ChunkedArray] = {}
+    for column in COMMUNITY_REPORTS_SCHEMA:
+        if column.name not in previous.column_names:
+            columns[column.name] = pa.nulls(previous.num_rows, column.type)
+        elif previous.schema.field(column.name).type != column.type:
+            columns[column.name] = pa.array(previous.column(column.name).to_pylist(), column.type)
+        else:
+            columns[column.name] = previous.column(column.name)
     return pa.table(columns, schema=COMMUNITY_REPORTS_SCHEMA)
 
 
