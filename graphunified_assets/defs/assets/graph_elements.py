@@ -2,6 +2,7 @@
 
 import os
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -84,6 +85,9 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
     if warning := uncalibrated_thresholds_warning(resolver.model_name):
         context.log.warning(warning)  # e.g. e5 alone: its cosines pass far more name pairs
     summarizer = graphunified.summarizer()
+    # An update patches the last build's tables: read on a thread (Arrow decodes them without the
+    # GIL) while this one unpickles the pair memory and the state.
+    last_tables = _reading(layout) if (layout.cache / GRAPH_STATE).exists() else None
     # Candidate pairs of the last build: an update compares only new and changed names.
     memory = PairMemory.load(layout.cache / PAIR_MEMORY, {"model": resolver.model_name})
     # Offline relationships get their sentence's theme phrases as keywords (cached by content),
@@ -127,7 +131,8 @@ def graph_elements(context: dg.AssetExecutionContext, graphunified: GraphUnified
         )
 
     try:
-        patch = None if state.is_empty else _patch(layout, state, stamps, chunks)
+        patch = None if state.is_empty or last_tables is None else _patch(state, stamps, chunks, last_tables)
+        last_tables = None  # held by the patch, if any: a build from nothing does not keep them
         if patch is None and not state.is_empty:  # most documents changed: as cheap from nothing
             state = GraphState(settings=built_with)
         try:
@@ -200,17 +205,28 @@ def _identities(layout: HomeLayout) -> dict[str, list[int]]:
     return {name: file_identity(layout.table_path(name)) for name in (ENTITIES, RELATIONSHIPS, FACTS)}
 
 
+def _reading(layout: HomeLayout) -> Future[tuple[pa.Table, pa.Table, pa.Table]]:
+    """The last build's entities, relationships and facts, being read on a thread of their own."""
+    reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graph-tables")
+    tables = reader.submit(
+        lambda: tuple(pq.read_table(layout.table_path(t)) for t in (ENTITIES, RELATIONSHIPS, FACTS))
+    )
+    reader.shutdown(wait=False)  # the thread ends with its read
+    return tables
+
+
 def _patch(
-    layout: HomeLayout, state: GraphState, stamps: dict[str, list[int]], chunks: dict[str, list[str]]
+    state: GraphState,
+    stamps: dict[str, list[int]],
+    chunks: dict[str, list[str]],
+    last_tables: Future[tuple[pa.Table, pa.Table, pa.Table]],
 ) -> GraphPatch | None:
     """What changed since the build ``state`` comes from, with that build's tables; None when
     most documents are new or rewritten (re-extracted with other settings, say)."""
     gone, new = state.changed_documents(stamps)
     if len(new) > len(stamps) // 2:
         return None
-    entities, relationships, facts = (
-        pq.read_table(layout.table_path(t)) for t in (ENTITIES, RELATIONSHIPS, FACTS)
-    )
+    entities, relationships, facts = last_tables.result()
     added = {chunk for doc in new for chunk in chunks.get(doc, ())}
     return GraphPatch(entities, relationships, facts, gone=gone, added=added)
 
