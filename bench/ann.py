@@ -12,7 +12,10 @@ searches:
 - ``exact``: numpy's matrix-vector product and argpartition (`DenseIndex.search(exact=True)`);
 - ``ivf_flat``: `core/indexes/ann.py` as built at index time (4*sqrt(n) lists trained on a
   sample, a fifth probed): build seconds, ms per query, recall@10 against exact; then the update
-  (the added rows added and as many removed, by id) in seconds, and its recall;
+  (the added rows added and as many removed, by id) as `index` runs it on the saved index (its
+  base mapped, the change written to the delta beside it: `ann_update.py`) in seconds, the
+  delta's size, ms per query and recall with that delta; and the same update folded into the base
+  (the base read, changed and written whole, what every update cost before the delta);
 - ``hnsw``: faiss's HNSW (M 32, efConstruction 64, efSearch 64) on the same rows, for the choice
   between them: HNSW cannot remove rows, so an update would rebuild it.
 
@@ -26,6 +29,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,7 +38,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphunified_query.core.indexes import ann
+from graphunified_query.core.artifacts import ann_file
+from graphunified_query.core.indexes import ann, ann_delta, ann_update
 from graphunified_query.core.indexes.dense import DenseIndex
 
 
@@ -97,21 +102,44 @@ def main() -> None:
     ivf_flat |= _timed_search(DenseIndex(ids[:base], rows[:base], built), queries, exact)
     # The update: the added rows in, as many of the first rows out (a document replaced).
     kept = ids[args.added : len(rows)]
-    started = time.perf_counter()
     added = {ids[i]: rows[i] for i in range(base, len(rows))}
-    after = ann.updated(built, kept, ids[: args.added], added)
-    ivf_flat["update_seconds"] = round(time.perf_counter() - started, 3)
-    assert after is not None and len(after) == len(kept)
     updated_exact = DenseIndex(kept, rows[args.added :])
     truth = [{row for row, _ in updated_exact.search(q, 10)} for q in queries]
-    ivf_flat["recall_at_10_after_update"] = _timed_search(
-        DenseIndex(kept, rows[args.added :], after), queries, truth
-    )["recall_at_10"]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / ann_file(args.table)
+        ann.save(path, built)
+        seconds, after = _timed_update(path, kept, ids[: args.added], added)
+        assert after.source == path, "the update folded: pass fewer --added rows"
+        delta = ann_delta.path_of(path)
+        ivf_flat |= {"update_seconds": seconds, "delta_mb": round(delta.stat().st_size / 1e6, 2)}
+        loaded = ann.load(path, kept)
+        assert loaded is not None and len(loaded) == len(kept)
+        searched = _timed_search(DenseIndex(kept, rows[args.added :], loaded), queries, truth)
+        ivf_flat["ms_per_query_after_update"] = searched["ms_per_query"]
+        ivf_flat["recall_at_10_after_update"] = searched["recall_at_10"]
+        ann.save(path, built)  # the same update again, folded into the base
+        share, ann_update.FOLD_SHARE = ann_update.FOLD_SHARE, 0.0
+        ivf_flat["fold_seconds"], after = _timed_update(path, kept, ids[: args.added], added)
+        ann_update.FOLD_SHARE = share
+        assert after.source is None and not delta.exists()
     out["ivf_flat"] = ivf_flat
     if not args.no_hnsw:
         out["hnsw"] = _hnsw(rows[:base], queries, exact)
     out["load"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(out, indent=2))
+
+
+def _timed_update(
+    path: Path, kept: tuple[str, ...], removed: tuple[str, ...], added: dict[str, np.ndarray]
+) -> tuple[float, ann.AnnIndex]:
+    """Seconds of one update as `graph_vectors` runs it: the saved index read, changed, saved."""
+    started = time.perf_counter()
+    previous = ann.load_previous(path)
+    assert previous is not None
+    after = ann_update.updated(previous, kept, removed, added)
+    assert after is not None and len(after) == len(kept)
+    ann.save(path, after)
+    return round(time.perf_counter() - started, 3), after
 
 
 def _hnsw(rows: np.ndarray, queries: np.ndarray, exact: list[set[int]]) -> dict[str, float]:

@@ -1,9 +1,11 @@
 """Through `index`: the large graph vector tables get a faiss index that readers load mapped, an
-update adds and removes its rows by id instead of re-training it, and a home indexed with the old
-hand-written lists is told `index --refresh` by readers and converted by the next `index`."""
+update adds and removes its rows by id in the delta beside it instead of re-training it or
+rewriting its base, and a home indexed with the old hand-written lists is told `index --refresh`
+by readers and converted by the next `index`."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from graphunified_assets.ops.indexing import index
 from graphunified_assets.ops.store_check import check_store
 from graphunified_assets.ops.verified_files import VerifiedFiles
 from graphunified_query.core.artifacts import ann_file
-from graphunified_query.core.indexes import ann
+from graphunified_query.core.indexes import ann, ann_delta, ann_update
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.stores.errors import StoreDamaged
 from graphunified_query.snapshot.loader import load_snapshot
@@ -32,6 +34,18 @@ def _trained_rows(home: Path) -> int:
     return int(json.loads(path.with_name(f"{TABLE}.json").read_text())["trained_rows"])
 
 
+def _bases(home: Path) -> dict[str, tuple[int, int, str]]:
+    """Each graph vector table's base file: inode, modification time, digest (a table with no rows
+    has none)."""
+    found = {}
+    for table in graph_vectors.GRAPH_VECTOR_TABLES.values():
+        path = HomeLayout.at(home).index_path(ann_file(table))
+        if path.exists():
+            digest = hashlib.sha1(path.read_bytes()).hexdigest()
+            found[table] = (path.stat().st_ino, path.stat().st_mtime_ns, digest)
+    return found
+
+
 def test_the_faiss_index_is_built_updated_by_id_and_replaces_the_old_lists(
     home: Path,
     input_dir: Path,
@@ -39,7 +53,8 @@ def test_the_faiss_index_is_built_updated_by_id_and_replaces_the_old_lists(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(ann, "MIN_ROWS", 1)  # a tiny corpus: every table gets its index
-    monkeypatch.setattr(ann, "RETRAIN_SHARE", 100.0)  # never re-trained by growth here
+    monkeypatch.setattr(ann_update, "RETRAIN_SHARE", 100.0)  # never re-trained by growth here
+    monkeypatch.setattr(ann_update, "FOLD_SHARE", 100.0)  # the added document is most of the corpus
     monkeypatch.setattr(lance_slices, "REWRITE_SHARE", 1.0)  # most rows change: slices anyway
 
     def read_back(*_: object) -> None:
@@ -58,14 +73,24 @@ def test_the_faiss_index_is_built_updated_by_id_and_replaces_the_old_lists(
     built_rows = _trained_rows(home)
     assert built_rows == len(dense)
 
+    bases = _bases(home)
+    assert TABLE in bases
     (input_dir / "observatory.md").write_text(ADDED)
     index(resource, echo=lambda _: None)
     grown = load_snapshot(home).relationship_vectors
     assert grown.ann is not None and len(grown.ann) == len(grown) > len(dense)
     assert _trained_rows(home) == built_rows  # rows added by id, not re-trained
+    assert _bases(home) == bases  # not rewritten: the update wrote the deltas
+    assert ann_delta.path_of(layout.index_path(ann_file(TABLE))).exists()
+    new_rows = [row for row, i in enumerate(grown.ids) if i not in set(dense.ids)]
+    assert new_rows and set(ann.row_keys([grown.ids[r] for r in new_rows])) <= set(grown.ann.delta.keys)
+    for row in new_rows:  # the readers' index finds the added rows
+        keys, _ = grown.ann.search(grown.matrix[row], 1)
+        assert keys.tolist() == ann.row_keys([grown.ids[row]]).tolist()
+    grown.ann.index.nprobe = grown.ann.lists  # every list of the base probed: the search is exact
     query = grown.matrix[-1]
     found, exact = grown.search(query, 3), grown.search(query, 3, exact=True)
-    assert [r for r, _ in found] == [r for r, _ in exact]  # one list: the ANN search is exact
+    assert [r for r, _ in found] == [r for r, _ in exact]
     assert [s for _, s in found] == pytest.approx([s for _, s in exact], abs=1e-5)
 
     # A home indexed before faiss: its lists in the old format (published so), no faiss index.
@@ -94,10 +119,14 @@ def test_the_faiss_index_is_built_updated_by_id_and_replaces_the_old_lists(
 
 def test_a_staging_copy_left_by_a_crash_is_removed_by_the_store_check(tmp_path: Path) -> None:
     layout = HomeLayout.at(tmp_path)
-    staged = layout.index_path("ann") / ".relationship_vectors.faiss.tmp"  # killed inside ann.save
-    staged.parent.mkdir(parents=True)
-    staged.write_bytes(b"half")
     kept = layout.index_path(ann_file("relationship_vectors"))
+    delta = ann_delta.path_of(kept)
+    # Killed inside ann.save: its staging copies of the base and of the delta.
+    staged = [kept.with_name(f".{kept.name}.tmp"), delta.with_name(f".{delta.name}.tmp")]
+    kept.parent.mkdir(parents=True)
+    for path in staged:
+        path.write_bytes(b"half")
     kept.write_bytes(b"whole")
+    delta.write_bytes(b"whole")
     check_store(layout, (), VerifiedFiles(layout.home, {}))
-    assert not staged.exists() and kept.exists()
+    assert not any(path.exists() for path in staged) and kept.exists() and delta.exists()

@@ -122,13 +122,13 @@ def _remove_damaged(paths: Iterable[str], verified: VerifiedFiles) -> list[Path]
 
 def _remove_leftovers(layout: HomeLayout) -> list[Path]:
     """Staging files of atomic writes (`.<name>.<random>.tmp`, `*.tmp.npz`, `bm25.tmp`, `bm25.old`,
-    `ann/.<table>.faiss.tmp`)."""
+    `ann/.<table>.faiss.tmp`, `ann/.<table>.delta.npz.tmp`)."""
     found: list[Path] = []
     if layout.tables.is_dir():
         found += layout.tables.rglob(".*.tmp")
     if layout.indexes.is_dir():
         found += [p for p in layout.indexes.iterdir() if ".tmp" in p.name or p.name.endswith(".old")]
-        found += layout.indexes.glob("*/.*.tmp")  # a faiss index's staging copy (ann/.<table>.faiss.tmp)
+        found += layout.indexes.glob("*/.*.tmp")  # a faiss index's staging copies (ann/.<table>.*.tmp)
     for path in found:
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)

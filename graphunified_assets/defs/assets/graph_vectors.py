@@ -13,8 +13,9 @@ commit read; `graph_elements` carries unchanged rows over with their time, so on
 since have their text composed and compared with the stored one, and the others' ids are checked
 (2.3K of 316K relationships when one passage is added at 12.6K passages). Without that record (a
 commit that stopped part-way forgets it first) every row's text is compared.
-The faiss index of a large table removes the stale rows and adds the computed ones by id
-(`core/indexes/ann.py`); it is re-trained only once the table has moved 10 % from its size.
+The faiss index of a large table records the stale rows and the computed ones in the small delta
+beside its base, which is rewritten only once the delta passes 5 % of it
+(`core/indexes/ann_update.py`); it is re-trained only once the table has moved 10 % from its size.
 
 The rows to compute are split by table, then by rows, into shards (`lib/vectors/shard_staging.py`)
 that run as parallel steps (`sharded.py`): one plans, each shard embeds its rows (its distinct
@@ -73,7 +74,7 @@ from graphunified_query.core.artifacts import (
     VECTOR_TABLES,
     ann_file,
 )
-from graphunified_query.core.indexes import ann
+from graphunified_query.core.indexes import ann, ann_update
 from graphunified_query.core.indexes.manifest import file_fingerprint, read_manifest, write_manifest
 from graphunified_query.core.layout import HomeLayout
 from graphunified_query.core.progress import Progress
@@ -383,7 +384,8 @@ def _updated_lists(
     target: str,
 ) -> int:
     """The faiss index after a slice update: kept when it holds these rows, the stale rows removed
-    and the computed ones added by id, or re-trained from the stored vectors → its lists."""
+    and the computed ones added by id in its delta (its base read and written whole only when
+    the delta is folded in), or re-trained from the stored vectors → its lists."""
 
     def stored() -> Iterator[pa.RecordBatch]:
         return _stored_batches(db, target)
@@ -393,7 +395,7 @@ def _updated_lists(
     if (kept := ann.lists_holding(path, ids)) is not None:  # no row changed
         return kept
     previous = ann.load_previous(path)
-    found = ann.updated(previous, ids, change.stale, computed) if previous is not None else None
+    found = ann_update.updated(previous, ids, change.stale, computed) if previous is not None else None
     if found is None:
         return _clustered(path, ids, stored)
     ann.save(path, found)

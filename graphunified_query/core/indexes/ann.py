@@ -5,28 +5,38 @@ table alone is ~300K x 384 floats (~0.5 GB), ~60 ms a query on two cores. faiss 
 into 4*sqrt(n) lists by k-means (trained on a sample) and a query scans the rows of its nearest
 fifth of them. It replaced hand-written numpy inverted lists of the same shape, which answered in
 16.8 ms where faiss answered in 2.2 ms at equal recall on 100K vectors (`bench/ann.py`). IVF, not
-HNSW: an IVF index removes and adds rows by id, so an update costs the rows it changes, and
-faiss's HNSW cannot remove. Tables under ``MIN_ROWS`` stay exact (numpy).
+HNSW: an IVF index removes and adds rows by id, so an update never rebuilds it
+(`ann_update.py`), and faiss's HNSW cannot remove. Tables under ``MIN_ROWS`` stay exact (numpy).
 
 Rows are keyed in the index by a 63-bit hash of their string id (`row_keys`), so a row keeps its
-key whatever its position in the table. Stored as ``ann/<table>.faiss`` (faiss's own format,
-memory-mapped read-only on the query side) beside ``ann/<table>.json``: the digest of the ids it
-holds (the query side uses the index only while they are the table's) and the row count it was
-trained at (an update re-trains once the table has moved ``RETRAIN_SHARE`` from it).
+key whatever its position in the table. A table's index is three files in ``ann/``:
+
+- ``<table>.faiss``, the base, in faiss's own format (memory-mapped read-only by readers and by
+  updates), written only when trained or when the delta is folded into it;
+- ``<table>.delta.npz``, what updates changed since (`ann_delta.py`), absent while empty;
+- ``<table>.json``, written last: the digest of the ids base and delta hold (the query side uses
+  the index only while they are the table's), the delta it goes with, the base's row count and
+  the row count it was trained at.
+
+A search scans the base without the rows the delta removed, and the delta's rows exactly.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import faiss
 import numpy as np
 
+from graphunified_query.core.indexes import ann_delta
+from graphunified_query.core.indexes.ann_delta import Delta
 from graphunified_query.core.stores.errors import StoreDamaged
 
 MIN_ROWS = 50_000
@@ -38,30 +48,49 @@ PROBE_SHARE = 5
 # faiss's k-means wants >= 39 rows a list (it warns below: tables under 25.6K rows, never at
 # MIN_ROWS); a sample bounds the build's memory (87.6K of 300K rows at 2,191 lists).
 TRAINING_POINTS_PER_LIST = 40
-RETRAIN_SHARE = 0.1
 OLD_FORMAT = "ivf"  # the hand-written lists' folder (`ivf/<table>.npz`), before faiss
 _KEY_MASK = (1 << 63) - 1
 
 
 @dataclass(frozen=True)
 class AnnIndex:
-    index: faiss.IndexIVFFlat
+    index: faiss.IndexIVFFlat  # the base
     ids_digest: str
     trained_rows: int
+    delta: Delta  # what changed since the base
+    source: Path | None = None  # the file the base was read from, as it is there; None: in memory
 
     def __len__(self) -> int:
-        return int(self.index.ntotal)
+        return int(self.index.ntotal) - len(self.delta.removed) + len(self.delta.keys)
 
     @property
     def lists(self) -> int:
         return int(self.index.nlist)
 
+    @cached_property
+    def _excluded(self) -> faiss.IDSelector | None:
+        """The base rows a search skips (built once: its hash set costs 2-4 ms at 15.8K keys)."""
+        if not len(self.delta.removed):
+            return None
+        return faiss.IDSelectorNot(faiss.IDSelectorBatch(self.delta.removed))
+
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(row keys, cosines) of the about-k nearest rows, best first; fewer when the probed lists
-        hold fewer (faiss pads with key -1, dropped here)."""
-        scores, keys = self.index.search(np.ascontiguousarray(query, np.float32).reshape(1, -1), k)
+        and the delta hold fewer (faiss pads with key -1, dropped here)."""
+        vector = np.ascontiguousarray(query, np.float32).reshape(1, -1)
+        params = None
+        if self._excluded is not None:
+            params = faiss.SearchParametersIVF()
+            params.sel, params.nprobe = self._excluded, self.index.nprobe
+        scores, keys = self.index.search(vector, k, params=params)
         found = keys[0] >= 0
-        return keys[0][found], scores[0][found]
+        keys, scores = keys[0][found], scores[0][found]
+        if not len(self.delta.keys):
+            return keys, scores
+        added_keys, added_scores = self.delta.nearest(vector[0], k)
+        keys, scores = np.concatenate([keys, added_keys]), np.concatenate([scores, added_scores])
+        best = np.argsort(-scores, kind="stable")[:k]
+        return keys[best], scores[best]
 
 
 def row_keys(ids: Iterable[str]) -> np.ndarray:
@@ -136,7 +165,7 @@ def build_from(
         if repeated:  # the table's fault, not a hash collision (~1e-8 at 300K rows)
             raise ValueError(f"row id {repeated[0]!r} appears more than once: a table's ids must be unique")
         raise ValueError("two row ids hash to one key")
-    return AnnIndex(index, ids_digest(ids), len(ids))
+    return AnnIndex(index, ids_digest(ids), len(ids), Delta.empty(index.d))
 
 
 def _fill(
@@ -185,49 +214,48 @@ def _rows(vectors: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(vectors, np.float32)
 
 
-def updated(
-    previous: AnnIndex, ids: Sequence[str], removed: Iterable[str], added: dict[str, np.ndarray]
-) -> AnnIndex | None:
-    """``previous`` with the ``removed`` ids taken out and ``added`` (id → vector) put in: the
-    index of ``ids``. None when it must be re-trained: the table moved ``RETRAIN_SHARE`` from the
-    size it was trained at, or the result does not hold exactly ``ids``."""
-    if abs(len(ids) - previous.trained_rows) > RETRAIN_SHARE * previous.trained_rows:
-        return None
-    index = previous.index
-    gone = row_keys([*removed, *added])
-    if len(gone):
-        index.remove_ids(faiss.IDSelectorBatch(gone))
-    if added:
-        index.add_with_ids(np.stack(list(added.values())).astype(np.float32), row_keys(added))
-    if index.ntotal != len(ids):
-        return None  # a row neither kept nor added: the saved index was not what we think
-    return AnnIndex(index, ids_digest(ids), previous.trained_rows)
-
-
 def save(path: Path, ann: AnnIndex) -> None:
-    """``path`` (``ann/<table>.faiss``) and its ``.json``, each replaced atomically; the table's
-    lists in the old format, if any, go (this is the one-time conversion)."""
+    """The files of ``ann`` at ``path`` (``ann/<table>.faiss``), each replaced atomically: its base
+    only when not already there (trained, or folded), its delta, then its ``.json``. A crash
+    between them leaves the previous index whole, or files no ``.json`` describes, which readers
+    take for no index (exact search) and updates re-train. The table's lists in the old format, if
+    any, go (this is the one-time conversion)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    faiss.write_index(ann.index, str(tmp))
-    tmp.replace(path)
-    meta = {"ids_digest": ann.ids_digest, "trained_rows": ann.trained_rows, "lists": ann.lists}
+    meta_path, delta_path = _meta_path(path), ann_delta.path_of(path)
+    if ann.source != path:
+        meta_path.unlink(missing_ok=True)  # the old .json would describe the new base with its delta
+        tmp = path.with_name(f".{path.name}.tmp")
+        if ann.source is None:
+            faiss.write_index(ann.index, str(tmp))
+        else:  # a mapped base would be written as a reference to its file
+            shutil.copyfile(ann.source, tmp)
+        tmp.replace(path)
+    token = None if ann.delta.is_empty else ann_delta.write(delta_path, ann.delta)
+    meta = {
+        "ids_digest": ann.ids_digest,
+        "trained_rows": ann.trained_rows,
+        "lists": ann.lists,
+        "base_rows": int(ann.index.ntotal),
+        "delta": token,
+    }
     tmp_meta = path.with_name(f".{path.name}.json.tmp")
     tmp_meta.write_text(json.dumps(meta))
-    tmp_meta.replace(_meta_path(path))
+    tmp_meta.replace(meta_path)
+    if token is None:
+        delta_path.unlink(missing_ok=True)  # folded in: the .json names none
     for old in _old_files(path):
         old.unlink(missing_ok=True)
 
 
 def remove(path: Path) -> None:
-    for stale in (path, _meta_path(path), *_old_files(path)):
+    for stale in (_meta_path(path), path, ann_delta.path_of(path), *_old_files(path)):  # .json first
         stale.unlink(missing_ok=True)
 
 
 def load(path: Path, ids: Sequence[str]) -> AnnIndex | None:
-    """The index at ``path`` if it holds exactly these rows, else None (exact search); memory-
-    mapped (faiss's IO_FLAG_MMAP), so processes serving one home share its pages. An index in the old format
-    (the hand-written lists) and none in this one raises `OldIndexFormat`."""
+    """The index at ``path`` if it holds exactly these rows, else None (exact search); its base
+    memory-mapped (faiss's IO_FLAG_MMAP), so processes serving one home share its pages. An index
+    in the old format (the hand-written lists) and none in this one raises `OldIndexFormat`."""
     meta = _meta(path)
     if meta is None:
         if any(old.exists() for old in _old_files(path)):
@@ -238,28 +266,38 @@ def load(path: Path, ids: Sequence[str]) -> AnnIndex | None:
         return None
     if meta["ids_digest"] != ids_digest(ids):
         return None
-    # read_index returns the index's own class (IndexIVFFlat); downcast_index would hand back a
-    # second proxy of an object the first one frees.
-    index = _ivf_flat(faiss.read_index(str(path), faiss.IO_FLAG_MMAP), path)
-    return AnnIndex(index, meta["ids_digest"], int(meta["trained_rows"]))
+    found = _read(path, meta)
+    return found if found is not None and len(found) == len(ids) else None
 
 
 def lists_holding(path: Path, ids: Sequence[str]) -> int | None:
-    """The lists of the index at ``path`` if it holds exactly these rows, else None (only its
-    ``.json`` is read)."""
+    """The lists of the index at ``path`` if it holds exactly these rows, else None (its ``.json``
+    and its delta's token are read)."""
     meta = _meta(path)
     if meta is None or not path.exists() or meta["ids_digest"] != ids_digest(ids):
+        return None
+    if not ann_delta.holds(ann_delta.path_of(path), meta.get("delta")):
         return None
     return int(meta["lists"])
 
 
 def load_previous(path: Path) -> AnnIndex | None:
-    """The index at ``path`` whatever rows it holds, in memory to be updated; None without one."""
+    """The index at ``path`` whatever rows it holds, to be updated (its base memory-mapped); None
+    without one, or with files its ``.json`` does not describe."""
     meta = _meta(path)
     if meta is None or not path.exists():
         return None
-    index = _ivf_flat(faiss.read_index(str(path)), path)
-    return AnnIndex(index, meta["ids_digest"], int(meta["trained_rows"]))
+    return _read(path, meta)
+
+
+def _read(path: Path, meta: dict) -> AnnIndex | None:
+    index = read_base(path)
+    if index.ntotal != meta.get("base_rows", index.ntotal):
+        return None  # another base than the .json's (its .json predates the delta: no count)
+    delta = ann_delta.read(ann_delta.path_of(path), meta.get("delta"), index.d)
+    if delta is None:
+        return None
+    return AnnIndex(index, meta["ids_digest"], int(meta["trained_rows"]), delta, path)
 
 
 class OldIndexFormat(StoreDamaged):
@@ -267,7 +305,11 @@ class OldIndexFormat(StoreDamaged):
     `published_damage`) or `index --refresh`."""
 
 
-def _ivf_flat(index: faiss.Index, path: Path) -> faiss.IndexIVFFlat:
+def read_base(path: Path, *, mapped: bool = True) -> faiss.IndexIVFFlat:
+    """The base at ``path``: memory-mapped read-only, or read whole to be changed."""
+    # read_index returns the index's own class (IndexIVFFlat); downcast_index would hand back a
+    # second proxy of an object the first one frees.
+    index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP if mapped else 0)
     if not isinstance(index, faiss.IndexIVFFlat):
         raise ValueError(f"{path} holds a faiss {type(index).__name__}, not an IndexIVFFlat")
     return index
