@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -346,3 +347,49 @@ def test_rows_reused_where_no_changed_row_touches_equal_rows_made_again(
     assert table(found, before, changed).table == whole.table
     again = table(found, whole.table, GraphChanges(frozenset(), frozenset()))  # nothing made since
     assert again == (whole.table, len(found))
+
+
+def _hubbed() -> list[tuple[str, str, float]]:
+    """The planted groups with a hub tied to every group's first three nodes."""
+    edges = _planted()
+    firsts = sorted({n for s, t, _ in edges for n in (s, t) if n.endswith(("n0", "n1", "n2"))})
+    return [*edges, *(("hub", n, 1.0) for n in firsts)]
+
+
+def test_a_hub_gaining_an_edge_keeps_its_communities_and_the_new_node_joins_one() -> None:
+    edges = _hubbed()
+    first, clustering = detect_communities(edge_table(edges), PARAMS)
+    grown = [*edges, ("hub", "new", 1.0)]
+    found, after = detect_communities(edge_table(grown), PARAMS, previous=clustering)
+    before = {(c.level, c.entity_ids) for c in first}
+    remade = {(c.level, c.entity_ids) for c in found} - before
+    # The hub's weight moved by under a tenth: it stays, and only the communities the new node
+    # joined (one per level it reaches) are new member sets.
+    assert remade and all("new" in ids for _, ids in remade)
+    assert len(remade) <= PARAMS.max_level + 1
+    assert after.paths["hub"] == clustering.paths["hub"]
+    assert after.placed_weights["hub"] == clustering.placed_weights["hub"]  # carried, not re-placed
+
+
+def test_a_nodes_drift_counts_from_its_last_placement_and_re_places_it_past_a_tenth() -> None:
+    edges = _hubbed()
+    _, clustering = detect_communities(edge_table(edges), PARAMS)
+    placed = clustering.placed_weights["hub"]
+    # Two updates, each moving the hub's weight by 6 %: the second is 12 % from its placement.
+    step = [("hub", f"new{i}", 0.06 * placed / 3) for i in range(3)]
+    _, once = detect_communities(edge_table([*edges, *step]), PARAMS, previous=clustering)
+    assert once.placed_weights["hub"] == placed
+    more = [("hub", f"more{i}", 0.06 * placed / 3) for i in range(3)]
+    _, twice = detect_communities(edge_table([*edges, *step, *more]), PARAMS, previous=once)
+    assert twice.placed_weights["hub"] == pytest.approx(1.12 * placed)  # re-placed at its weight now
+
+
+def test_a_state_from_before_placed_weights_re_places_every_changed_node_once() -> None:
+    edges = _hubbed()
+    _, clustering = detect_communities(edge_table(edges), PARAMS)
+    old = clustering_table(clustering).drop_columns(["placed_weight"])
+    unweighted = read_clustering(old)
+    assert unweighted is not None and unweighted.placed_weights == {}
+    grown = [*edges, ("hub", "new", 1.0)]
+    _, after = detect_communities(edge_table(grown), PARAMS, previous=unweighted)
+    assert after.placed_weights["hub"] == pytest.approx(clustering.placed_weights["hub"] + 1.0)

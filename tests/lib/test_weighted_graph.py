@@ -7,10 +7,9 @@ from collections import defaultdict
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphunified_assets.lib.graph import weighted_graph
 from graphunified_assets.lib.graph.weighted_graph import Edge, WeightedGraph
 
 _EDGES = st.lists(
@@ -49,14 +48,9 @@ def _defined(edges: list[Edge]) -> dict[str, list[tuple[str, float]]]:
     return {node: sorted(pairs) for node, pairs in sorted(out.items())}
 
 
-@pytest.mark.parametrize("whole", [1, 1_000])  # a weight within nodes over the arrays, or per node
-# The patch is the same for every example of a parameter.
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None)
 @given(edges=_EDGES, among=st.sets(st.sampled_from(["a", "b", "c", "d|x", "é", "ent-9"])))
-def test_neighbours_signatures_and_weights_are_the_definitions(
-    edges: list[Edge], among: set[str], whole: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(weighted_graph, "_WHOLE", whole)
+def test_neighbours_signatures_and_weights_are_the_definitions(edges: list[Edge], among: set[str]) -> None:
     graph, defined = WeightedGraph(edge_table(edges)), _defined(edges)
     assert graph.names == list(defined) and bool(graph) == bool(defined)
     for node, pairs in defined.items():
@@ -65,6 +59,7 @@ def test_neighbours_signatures_and_weights_are_the_definitions(
         node: hashlib.sha1("\n".join(f"{m}|{w!r}" for m, w in pairs).encode()).hexdigest()
         for node, pairs in defined.items()
     }
+    assert graph.strengths() == pytest.approx({n: sum(w for _, w in pairs) for n, pairs in defined.items()})
     nodes = among & set(defined)
-    within = sum(w for n in nodes for m, w in defined[n] if n < m and m in nodes)
-    assert graph.weight_within(nodes) == pytest.approx(within)
+    within = {n: sum(w for m, w in defined[n] if m in nodes) for n in nodes}
+    assert graph.strengths(nodes) == pytest.approx(within)

@@ -18,7 +18,6 @@ import pyarrow.compute as pc
 
 Edge = tuple[str, str, float]
 ENDS = ("source_id", "target_id")  # with "weight": the columns of the relationships a graph is made of
-_WHOLE = 1_000  # from this many nodes, a weight within them is summed over the arrays
 
 
 class WeightedGraph:
@@ -66,14 +65,18 @@ class WeightedGraph:
             ]
         return made
 
-    def weight_within(self, nodes: Collection[str]) -> float:
-        """The summed weight of the edges with both ends among ``nodes``."""
-        if len(nodes) < _WHOLE:
-            return sum(w for n in nodes for _, m, w in self.edges_of(n) if n < m and m in nodes)
+    def strengths(self, within: Collection[str] | None = None) -> dict[str, float]:
+        """Each node's total edge weight; with ``within``, each of those nodes' weight of the
+        edges to the others."""
+        if within is None:
+            totals = np.bincount(self._node, weights=self._weight, minlength=len(self.names))
+            return dict(zip(self.names, totals.tolist(), strict=True))
+        codes = np.fromiter((self._code[n] for n in within), np.int64, len(within))
         among = np.zeros(len(self.names), bool)
-        among[[self._code[n] for n in nodes]] = True
-        inside = (self._node < self._neighbour) & among[self._node] & among[self._neighbour]
-        return float(self._weight[inside].sum())
+        among[codes] = True
+        inside = among[self._node] & among[self._neighbour]
+        totals = np.bincount(self._node[inside], weights=self._weight[inside], minlength=len(self.names))
+        return {self.names[c]: w for c, w in zip(codes.tolist(), totals[codes].tolist(), strict=True)}
 
     def signatures(self) -> dict[str, str]:
         """Each node's hash of its (neighbour, weight) pairs: the sha1 of ``neighbour|repr(weight)``
