@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pyarrow as pa
@@ -17,6 +18,8 @@ from graphunified_assets.lib.graph.leiden import (
     LeidenParameters,
     clustering_table,
     detect_communities,
+    parameters_metadata,
+    previous_clustering,
     read_clustering,
 )
 from graphunified_query.core.tables import COMMUNITIES_SCHEMA, RELATIONSHIPS_SCHEMA
@@ -393,3 +396,15 @@ def test_a_state_from_before_placed_weights_re_places_every_changed_node_once() 
     grown = [*edges, ("hub", "new", 1.0)]
     _, after = detect_communities(edge_table(grown), PARAMS, previous=unweighted)
     assert after.placed_weights["hub"] == pytest.approx(clustering.placed_weights["hub"] + 1.0)
+
+
+def test_a_state_made_with_other_settings_is_not_updated_but_clustered_again() -> None:
+    """Changing graph.resolution, seed or sizes and refreshing kept every community as it was
+    (nothing in the graph had changed): the state records what it was made with."""
+    _, clustering = detect_communities(edge_table(_planted()), PARAMS)
+    state = clustering_table(clustering).replace_schema_metadata(parameters_metadata(PARAMS))
+    assert previous_clustering(state, PARAMS) == clustering
+    other = dataclasses.replace(PARAMS, resolution=2.0)
+    assert previous_clustering(state, other) is None
+    assert previous_clustering(clustering_table(clustering), other) == clustering  # from before the record
+    assert previous_clustering(None, PARAMS) is None

@@ -15,7 +15,8 @@ from graphunified_assets.lib.graph.leiden import (
     LeidenParameters,
     clustering_table,
     detect_communities,
-    read_clustering,
+    parameters_metadata,
+    previous_clustering,
 )
 from graphunified_query.core.artifacts import COMMUNITIES, ENTITIES, RELATIONSHIPS
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
@@ -48,25 +49,24 @@ def communities(
     previous = read_table(path) if path.exists() else None
     state_path = layout.table_path(CLUSTERING_STATE)
     state = read_table(state_path) if state_path.exists() else None
-    previous_clustering = read_clustering(state)
     # The entities whose rows changed since the previous table was made: its other rows are reused.
     seen = GraphSeen.from_metadata(state.schema.metadata) if state is not None else None
     changed = changed_since(seen, entities, relationships, files)
     edges = relationships
-    if not graphunified.builds(COMMUNITIES):  # no enabled strategy reads them: none, and no state
-        edges, previous_clustering = relationships.slice(0, 0), None
     parameters = LeidenParameters(
         settings.max_cluster_size, settings.max_level, settings.resolution, settings.seed
     )
+    if not graphunified.builds(COMMUNITIES):  # no enabled strategy reads them: none, and no state
+        edges, state = relationships.slice(0, 0), None
     found, clustering = detect_communities(
-        edges, parameters, previous=previous_clustering if previous is not None else None
+        edges, parameters, previous=previous_clustering(state, parameters) if previous is not None else None
     )
     table, reused = communities_table(
         found, relationships=relationships, entities=entities, previous=previous, changed=changed
     )
     write_table_atomic(path, stamp_indexed_at(table))
     # After the table: a state older than the table only makes the next update compute more.
-    recorded = graph_seen(entities, relationships, files).metadata()
+    recorded = {**graph_seen(entities, relationships, files).metadata(), **parameters_metadata(parameters)}
     write_table_atomic(state_path, clustering_table(clustering).replace_schema_metadata(recorded))
     before = set(previous.column("content_hash").to_pylist()) if previous is not None else set()
     unchanged = len(before & set(table.column("content_hash").to_pylist()))

@@ -30,9 +30,10 @@ changed.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import graspologic_native as gn
 import pyarrow as pa
@@ -52,6 +53,7 @@ CLUSTERING_SCHEMA = pa.schema(
 )
 # Before placed weights were kept: read, every changed signature counts (one update, then this).
 _UNWEIGHTED_SCHEMA = pa.schema(list(CLUSTERING_SCHEMA)[:3])
+_PARAMETERS = b"leiden_parameters"  # the key in the state's Parquet metadata
 # A node's total edge weight may move this share from its last placement before it is re-placed.
 MATERIAL_SHARE = 0.1
 
@@ -117,6 +119,23 @@ def clustering_table(clustering: Clustering) -> pa.Table:
         },
         schema=CLUSTERING_SCHEMA,
     )
+
+
+def parameters_metadata(parameters: LeidenParameters) -> dict[bytes, bytes]:
+    """What the clustering state records of the settings it was made with."""
+    return {_PARAMETERS: json.dumps(asdict(parameters), sort_keys=True).encode()}
+
+
+def previous_clustering(state: pa.Table | None, parameters: LeidenParameters) -> Clustering | None:
+    """The clustering an update starts from: the state's, unless it was made with other settings
+    (another resolution, seed or size: every community is made again, as they ask). A state from
+    before the settings were recorded is taken as made with these."""
+    if state is None:
+        return None
+    recorded = (state.schema.metadata or {}).get(_PARAMETERS)
+    if recorded is not None and json.loads(recorded) != asdict(parameters):
+        return None
+    return read_clustering(state)
 
 
 def read_clustering(table: pa.Table | None) -> Clustering | None:
