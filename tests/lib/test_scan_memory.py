@@ -133,3 +133,12 @@ def test_a_scan_with_the_record_finds_what_reading_every_file_finds(
                 # `_SETTLING_NS` guards against, switched off here.
                 os.utime(path, ns=(0, 10**18 + tick))
             assert _found(scan_input(root, record)) == _found(scan_input(root))
+
+
+def test_a_record_that_cannot_be_written_costs_a_full_scan_not_the_scan(tmp_path: Path) -> None:
+    root = tmp_path / "input"
+    write(root, "a.md", "# A\n\nalpha\n")
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    record = blocked / "input_scan.json"  # its folder is a file: every write fails
+    assert _found(scan_input(root, record)) == _found(scan_input(root))

@@ -100,9 +100,8 @@ class _Placement:
                     self.community[node] = target
                 self.volume[target] += self.volume[c]
                 self.volume[c] = 0.0
-                for other in groups:  # a group that took this one's members takes them all
-                    if other == target:
-                        groups[other] += members
+                if target in groups:  # a new group took this one: it moves with them from now on
+                    groups[target] += members
                 merged = True
         return merged
 

@@ -13,6 +13,7 @@ It lives in the home's cache folder: a missing, torn or foreign record means eve
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -53,9 +54,12 @@ class ScanMemory:
         return cls(str(root))
 
     def save(self, path: Path) -> None:
+        """Written when it changed; a home it cannot be written to (read-only, full) is scanned
+        whole next time, as without it."""
         if self.changed:
             record = {"version": _VERSION, "root": self.root, "files": self.files}
-            write_text_atomic(path, json.dumps(record, separators=(",", ":")))
+            with contextlib.suppress(OSError):
+                write_text_atomic(path, json.dumps(record, separators=(",", ":")))
 
     def recall(self, rel: str, key: StatKey | None) -> Findings | None:
         """What the last scan found in ``rel`` if the file's stat is still ``key``, else None."""
