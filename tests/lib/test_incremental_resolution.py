@@ -117,7 +117,7 @@ def test_a_torn_vectors_file_costs_only_embedding_again(tmp_path: Path) -> None:
     memory = PairMemory(settings={"model": "minilm"})
     resolve_entities(a, embed=embed, memory=memory)
     memory.save(path)
-    vectors = tmp_path / "pairs.vectors.npz"
+    vectors = tmp_path / "pairs.vectors" / "index.npz"
     assert PairMemory.load(path, {"model": "minilm"}).vectors
     vectors.write_bytes(vectors.read_bytes()[:100])
     loaded = PairMemory.load(path, {"model": "minilm"})
@@ -179,7 +179,7 @@ def test_spilled_vectors_are_written_let_go_and_read_back(tmp_path: Path) -> Non
     memory = PairMemory.load(path, {"model": "minilm"})  # none yet: where it will be saved
     resolve_entities(a, embed=embed, memory=memory)
     memory.spill()
-    assert not memory.vectors and (tmp_path / "pairs.vectors.npz").exists()
+    assert not memory.vectors and (tmp_path / "pairs.vectors" / "index.npz").exists()
     memory.save(path)
     loaded = PairMemory.load(path, {"model": "minilm"})
     assert sum(len(v.texts) for v in loaded.vectors.values()) > 10

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphunified_assets.lib.vectors import piece_memory
+from graphunified_assets.lib.vectors import row_file
 from graphunified_assets.lib.vectors.piece_memory import PIECE_TABLES, PieceLookup, PieceMemory
 
 REPORTS, POINTS = PIECE_TABLES
@@ -181,7 +181,7 @@ def test_after_any_updates_and_saves_the_memory_names_exactly_the_live_reference
     (table, community)'s last pieces, each row with its own text's vector."""
     memory, live = PieceMemory(), {}
     with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(piece_memory, "COMPACT_SHARE", compact_share)
+        patch.setattr(row_file, "COMPACT_SHARE", compact_share)
         for table, recomputed, removed in steps:
             lookup, embed = computed(memory, recomputed)
             assert not set(embed.asked) & set(memory.texts)  # a remembered piece is never embedded again

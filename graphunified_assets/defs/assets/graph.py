@@ -17,9 +17,7 @@ from graphunified_query.core.providers.fused_embedder import calibrated_embedder
 from graphunified_query.core.stores.parquet import read_table, write_table_atomic
 
 UNNAMED_TYPES = ("DATE",)
-SYNONYM_VECTORS = (
-    "synonym_vectors.npz"  # in the home's cache folder: deleting it costs one read of every name
-)
+SYNONYM_VECTORS = "synonym_vectors"  # a folder in the home's cache: deleting it costs one read of every name
 
 
 @dg.asset(

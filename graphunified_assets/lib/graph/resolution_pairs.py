@@ -201,7 +201,7 @@ class PairMemory:
 
 
 def _vectors_path(path: Path) -> Path:
-    return path.with_name(path.name.split(".")[0] + ".vectors.npz")
+    return path.with_name(path.name.split(".")[0] + ".vectors")  # a folder (`text_vectors`)
 
 
 def _merged(row: list[tuple[str, float]], name: str, sim: float, k: int) -> list[tuple[str, float]]:

@@ -13,7 +13,7 @@ What it holds: a row per piece with its vector, and references saying which comm
 text or points (``PIECE_TABLES``) were last computed from which rows. An update drops the
 references of the communities it recomputes or removes, adds those it computed, and appends rows
 for pieces it has not seen; once most rows are no community's any more, the next save writes only
-the referenced ones to a new file (`COMPACT_SHARE`). A cache: an index of another model, torn or
+the referenced ones to a new file (`row_file`). A cache: an index of another model, torn or
 missing, or naming a short vectors file, reads as empty, and the pieces come from the embedding
 cache as before. Its vectors are the ones the embedder returned, so a vector composed from them is
 the one composed without it.
@@ -22,7 +22,6 @@ the one composed without it.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphunified_assets.lib.vectors import row_file
+from graphunified_assets.lib.vectors.row_file import no_rows
 from graphunified_assets.lib.vectors.text_vectors import decode_texts, encode_texts
 from graphunified_query.core.artifacts import REPORT_POINT_VECTORS, REPORT_VECTORS
 
@@ -38,7 +39,6 @@ Embed = Callable[[list[str]], np.ndarray]
 
 REPORT_PIECES = "report_pieces"  # a folder in the home's cache: deleting it costs one update's reads
 PIECE_TABLES = (REPORT_VECTORS, REPORT_POINT_VECTORS)  # a reference's table, by its position here
-COMPACT_SHARE = 0.5  # once more of the rows than this are no piece's any more, a save rewrites them
 STAGED_SCHEMA = pa.schema(  # what a shard stages: one row per (table, community, piece)
     [
         pa.field("table", pa.int8()),
@@ -50,10 +50,6 @@ STAGED_SCHEMA = pa.schema(  # what a shard stages: one row per (table, community
 _INDEX = "index.npz"
 
 
-def _no_rows() -> np.ndarray:
-    return np.empty((0, 0), np.float32)
-
-
 @dataclass
 class PieceMemory:
     """Rows of piece vectors: those saved (a memory map of the folder's vectors file, which an
@@ -61,8 +57,8 @@ class PieceMemory:
 
     # A row's piece; rows no reference names stay until compacted.
     texts: list[str] = field(default_factory=list)
-    saved: np.ndarray = field(default_factory=_no_rows)  # rows 0 .. len(saved) - 1, in the vectors file
-    added: np.ndarray = field(default_factory=_no_rows)  # the rows after them, not saved yet
+    saved: np.ndarray = field(default_factory=no_rows)  # rows 0 .. len(saved) - 1, in the vectors file
+    added: np.ndarray = field(default_factory=no_rows)  # the rows after them, not saved yet
     tables: np.ndarray = field(default_factory=lambda: np.empty(0, np.int8))  # per reference
     communities: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # per reference
     pieces: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # per reference: its row
@@ -78,12 +74,12 @@ class PieceMemory:
                 texts = decode_texts(index["lengths"], index["texts"])
                 file, dimension = str(index["vectors_file"]), int(index["dimension"])
                 refs = index["tables"], index["communities"], index["pieces"]
-            saved = np.memmap(folder / file, np.float32, mode="r", shape=(len(texts), dimension))
+            saved = row_file.map_rows(folder, file, len(texts), dimension)
         except Exception:  # missing, torn, not a zip, a short vectors file: read from the embedding cache
             return cls()
         if len({len(r) for r in refs}) != 1 or (refs[2] >= len(texts)).any():
             return cls()
-        return cls(texts, saved, _no_rows(), *refs, file=file)
+        return cls(texts, saved, no_rows(), *refs, file=file)
 
     @property
     def rows(self) -> int:
@@ -160,33 +156,19 @@ class PieceMemory:
 
     def save(self, folder: Path, key: str) -> None:
         """Appends the added rows to the vectors file and writes the index beside it, renamed over
-        the last one; once most rows are no piece's (`COMPACT_SHARE`) or the file cannot take
-        them, writes the pieces' rows to a new file instead. The vectors reach the disk before the
-        index that names them, so a crash leaves the previous index, whose rows are untouched."""
+        the last one (`row_file`); once most rows are no piece's or the file cannot take them,
+        writes the pieces' rows to a new file instead."""
         folder.mkdir(parents=True, exist_ok=True)
         used = np.unique(self.pieces)
-        appendable = self.file and (folder / self.file).is_file()
         same_width = not len(self.saved) or not len(self.added) or self.saved.shape[1] == self.added.shape[1]
-        if appendable and same_width and self.rows - len(used) <= COMPACT_SHARE * self.rows:
+        if same_width and row_file.can_append(folder, self.file, self.rows, len(used)):
             memory = self
-            with (folder / self.file).open("r+b") as handle:
-                handle.seek(len(self.saved) * self.saved.shape[1] * 4 if len(self.saved) else 0)
-                handle.write(np.ascontiguousarray(self.added, np.float32).tobytes())
-                handle.truncate()
-                handle.flush()
-                os.fsync(handle.fileno())
+            row_file.append_rows(folder, self.file, self.saved, self.added)
         else:
             memory = self._compacted(used)
-            staged = folder / f".{memory.file}.{os.getpid()}.tmp"
-            with staged.open("wb") as handle:
-                handle.write(np.ascontiguousarray(memory.added, np.float32).tobytes())
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(staged, folder / memory.file)
+            memory.file = row_file.write_rows(folder, memory.added)
         memory._write_index(folder, key)
-        for old in folder.glob("vectors.*.f32"):
-            if old.name != memory.file:
-                old.unlink(missing_ok=True)
+        row_file.remove_other_files(folder, memory.file)
 
     def _compacted(self, used: np.ndarray) -> PieceMemory:
         """Only the rows some reference names, as added rows of a new vectors file."""
@@ -195,12 +177,9 @@ class PieceMemory:
         if not len(self.saved) and len(used) == self.rows:  # a rewrite: every row new and used
             matrix = self.added
         else:
-            matrix = self.vectors(used.tolist()) if len(used) else _no_rows()
+            matrix = self.vectors(used.tolist()) if len(used) else no_rows()
         texts = [self.texts[i] for i in used.tolist()]
-        name = f"vectors.{uuid.uuid4().hex}.f32"
-        return PieceMemory(
-            texts, _no_rows(), matrix, self.tables, self.communities, renumbered[self.pieces], file=name
-        )
+        return PieceMemory(texts, no_rows(), matrix, self.tables, self.communities, renumbered[self.pieces])
 
     def _write_index(self, folder: Path, key: str) -> None:
         lengths, data = encode_texts(self.texts)
