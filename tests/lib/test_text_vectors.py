@@ -152,11 +152,25 @@ def test_a_save_of_another_dimension_starts_a_new_file(tmp_path: Path) -> None:
     assert loaded.matrix.shape == (1, 3) and len(_row_files(folder)) == 1
 
 
-def test_the_single_file_it_replaced_is_removed(tmp_path: Path) -> None:
+def test_the_single_file_it_replaced_is_read_until_the_first_save_removes_it(tmp_path: Path) -> None:
+    """A home saved before the folder keeps its vectors: the first load reads the old file."""
     old = tmp_path / "vectors.npz"
-    old.write_bytes(b"PK the old format")
-    save_vectors(tmp_path / "vectors", "m", {"names": TextVectors()})
+    lengths, data = text_vectors.encode_texts(["Hale", "Leeds"])
+    matrix = _vectors_of(["Hale", "Leeds"])
+    np.savez(
+        old, key=np.array("m"), name_0=np.array("names"), lengths_0=lengths, texts_0=data, matrix_0=matrix
+    )
+    folder = tmp_path / "vectors"
+    assert load_vectors(folder, "other") == {}
+    loaded = load_vectors(folder, "m")
+    embed = _Embed()
+    loaded["names"].lookup(["Leeds", "Hale", "Grubb"], embed)
+    assert embed.asked == ["Grubb"]
+    save_vectors(folder, "m", loaded)
     assert not old.exists()
+    assert load_vectors(folder, "m")["names"].texts == ["Leeds", "Hale", "Grubb"]
+    (tmp_path / "torn.npz").write_bytes(b"PK torn")
+    assert load_vectors(tmp_path / "torn", "m") == {}
 
 
 def test_rows_of_another_dimension_are_embedded_again() -> None:
