@@ -58,6 +58,21 @@ def test_probing_a_fifth_of_the_lists_finds_nearly_all_of_the_exact_top_10(
     assert approximate.search(queries[0], 5, exact=True) == exact.search(queries[0], 5)
 
 
+def test_a_mapped_index_searches_without_prefetch_threads_and_finds_what_it_held(
+    table: tuple[tuple[str, ...], np.ndarray, ann.AnnIndex], tmp_path: Path
+) -> None:
+    """faiss's mapped lists start 32 threads per search by default (twice a query's time at 316K
+    rows, bench/ann.py); a loaded base starts none and returns what the index in memory does."""
+    ids, _, index = table
+    path = tmp_path / ann_file("relationship_vectors")
+    ann.save(path, index)
+    loaded = ann.load(path, ids)
+    assert loaded is not None
+    assert faiss.downcast_InvertedLists(loaded.index.invlists).prefetch_nthread == 0
+    query = _clustered(1, seed=2)[0]
+    np.testing.assert_array_equal(loaded.search(query, 10)[0], index.search(query, 10)[0])
+
+
 def test_an_index_for_other_rows_is_ignored_and_the_old_format_names_the_fix(
     tmp_path: Path, table: tuple[tuple[str, ...], np.ndarray, ann.AnnIndex]
 ) -> None:
