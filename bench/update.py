@@ -6,11 +6,12 @@ Each round writes one passage written for this benchmark (nothing of it is cache
 ``bench-update.jsonl`` in the home's input folder and runs `python -m graphunified_assets index
 --home H` in a child process, then deletes the file and runs `index` again, then runs it once
 more with nothing changed. Reported per command: wall and CPU seconds (user + system of the
-process tree, from wait4), the largest process's peak RSS, and the seconds of each step of the
-runs it made (from the home's event log). ``--cold`` empties the page cache before each command
-(root only: what a user who comes back to the home later meets); ``--build-seconds`` (the cold
-build's wall time) adds each command's share of it. The home is changed as `index` changes it:
-run it on a copy. Quote the load averages with any figure; they are in the JSON.
+process tree, from wait4), the largest process's peak RSS, the megabytes it wrote to files, and
+the seconds of each step of the runs it made (from the home's event log). ``--cold`` empties the
+page cache before each command (root only: what a user who comes back to the home later meets);
+``--build-seconds`` (the cold build's wall time) adds each command's share of it. The home is
+changed as `index` changes it: run it on a copy. Quote the load averages with any figure; they
+are in the JSON.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def run_index(home: Path, *, cold: bool) -> dict[str, object]:
         "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
         "system_seconds": round(usage.ru_stime, 1),
         "peak_process_mb": round(usage.ru_maxrss / 1024, 1),
+        # What the process tree wrote to files, cached or not (Linux counts 512-byte units).
+        "written_mb": round(usage.ru_oublock * 512 / 1e6, 1),
         "runs": len(runs),
         "steps": {k: v["seconds"] for k, v in steps_report(HomeLayout.at(home).dagster_home, runs).items()},
         "load_before": [round(x, 2) for x in load],
