@@ -7,7 +7,7 @@ import importlib
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -219,7 +219,8 @@ def _index_input(
         fail(str(error))
         return 1
     echo(f"done in {report.seconds:.1f}s ({report.runs} Dagster runs); home: {resource.layout.home}")
-    _status(resource, echo, checked=True)  # `index` has just published the generation or found it whole
+    # `index` has just published the generation or found it whole, and recorded the files.
+    _status(resource, echo, checked=True, table_times=report.verified.table_times)
     return 0
 
 
@@ -307,9 +308,13 @@ def _import(interop: Interop, key: str, resource: GraphUnifiedResource, folder: 
 
 
 def _status(
-    resource: GraphUnifiedResource, echo: Callable[[str], None] = print, *, checked: bool = False
+    resource: GraphUnifiedResource,
+    echo: Callable[[str], None] = print,
+    *,
+    checked: bool = False,
+    table_times: Callable[[str], Mapping[str, int]] | None = None,
 ) -> int:
     from graphunified_assets.ops.home_status import print_status
 
-    print_status(resource.layout, resource.input_path, echo, checked=checked)
+    print_status(resource.layout, resource.input_path, echo, checked=checked, table_times=table_times)
     return 0

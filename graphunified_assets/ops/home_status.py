@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,10 +113,17 @@ def searchable_documents(layout: HomeLayout, *, checked: bool = False) -> set[st
     return _published(layout, checked=checked)[1]
 
 
-def home_status(layout: HomeLayout, input_dir: Path, *, checked: bool = False) -> HomeStatus:
+def home_status(
+    layout: HomeLayout,
+    input_dir: Path,
+    *,
+    checked: bool = False,
+    table_times: Callable[[str], Mapping[str, int]] | None = None,
+) -> HomeStatus:
     """``checked``: the caller has just found the published generation whole (`published_damage`)
     or published it, so it is not read again (0.7 s warm, 2 s cold at 12.6K passages: its vector
-    indexes are loaded whole)."""
+    indexes are loaded whole). ``table_times``: the per-document tables' file times as the caller
+    has just recorded them (`VerifiedFiles.table_times`; default: the folders listed now)."""
     try:
         state, disk = IndexState(layout.index_state), None
     except sqlite3.OperationalError as error:  # a full disk: say so, and read the state without writing
@@ -139,6 +146,7 @@ def home_status(layout: HomeLayout, input_dir: Path, *, checked: bool = False) -
             chunking=chunking_key(settings.chunking),
             model=configured_model(settings.embedding, os.environ),
             state=state,
+            modified=table_times,
         )
     return HomeStatus(
         layout.home,
@@ -188,7 +196,12 @@ def _published(layout: HomeLayout, *, checked: bool) -> tuple[str, set[str]]:
 
 
 def print_status(
-    layout: HomeLayout, input_dir: Path, echo: Callable[[str], None] = print, *, checked: bool = False
+    layout: HomeLayout,
+    input_dir: Path,
+    echo: Callable[[str], None] = print,
+    *,
+    checked: bool = False,
+    table_times: Callable[[str], Mapping[str, int]] | None = None,
 ) -> None:
-    for line in home_status(layout, input_dir, checked=checked).lines():
+    for line in home_status(layout, input_dir, checked=checked, table_times=table_times).lines():
         echo(line)

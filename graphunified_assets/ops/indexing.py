@@ -68,6 +68,7 @@ class IndexReport:
     problems: list[InputProblem]
     run_ids: list[str]
     seconds: float
+    verified: VerifiedFiles  # the files as the finished `index` recorded them
 
     @property
     def runs(self) -> int:
@@ -176,7 +177,7 @@ def _index(
         downstream_tables=DOWNSTREAM_TABLES,
         chunking=chunking_key(resource.settings.chunking),
         model=model,
-        modified=lambda table: verified.modified_times(layout.partition_dir(table)),  # as just checked
+        modified=verified.table_times,  # as just checked
     )
     echo(f"{resource.input_path}: {plan.summary()}")
     keep_freed = not refresh and _small_update(plan, len(live))  # `index --refresh` rebuilds indexes whole
@@ -230,8 +231,8 @@ def _index(
         run_ids.append(here(REFRESH_INDEXES, {}))
         layout.refresh_pending.unlink()
     rewritten = {f"{partition_file_stem(key)}.parquet" for key in plan.pending}
-    record_verified(layout, checked_files(layout, CHECKED_TABLES), verified.as_checked(rewritten))
-    return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started)
+    recorded = record_verified(layout, checked_files(layout, CHECKED_TABLES), verified.as_checked(rewritten))
+    return IndexReport(plan, scan.problems, run_ids, time.perf_counter() - started, recorded)
 
 
 def _parsed_not_searchable(layout: HomeLayout, state: IndexState) -> set[str]:

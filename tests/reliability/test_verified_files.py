@@ -17,7 +17,7 @@ import pytest
 
 from graphunified_assets.defs.resources import GraphUnifiedResource
 from graphunified_assets.ops.indexing import index
-from graphunified_assets.ops.store_check import check_store
+from graphunified_assets.ops.store_check import check_store, checked_files
 from graphunified_assets.ops.verified_files import SQLITE_SUFFIX, VerifiedFiles, fingerprint, record_verified
 from graphunified_query.core.artifacts import CHUNKS, DOCUMENTS
 from graphunified_query.core.layout import HomeLayout
@@ -175,5 +175,14 @@ def test_the_update_plan_reads_the_times_the_check_took_of_every_file(tmp_path: 
     assert check.damaged_documents == [damaged]
     for table in (DOCUMENTS, CHUNKS):
         listed = {name: found.st_mtime_ns for name, found in layout.partition_stats(table).items()}
-        assert verified.modified_times(layout.partition_dir(table)) == listed
-    assert damaged.name not in verified.modified_times(layout.partition_dir(CHUNKS))
+        assert verified.table_times(table) == listed
+    assert damaged.name not in verified.table_times(CHUNKS)
+    # The record a finished `index` writes (its run rewrote document c's file) gives the status it
+    # prints next the times a listing would.
+    rewritten = layout.partition_path(DOCUMENTS, "c")
+    os.utime(rewritten, ns=(rewritten.stat().st_atime_ns, rewritten.stat().st_mtime_ns + 10**9))
+    files = checked_files(layout, (DOCUMENTS, CHUNKS))
+    recorded = record_verified(layout, files, verified.as_checked({rewritten.name}))
+    for table in (DOCUMENTS, CHUNKS):
+        listed = {name: found.st_mtime_ns for name, found in layout.partition_stats(table).items()}
+        assert recorded.table_times(table) == listed
