@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-
-from spacy.language import Language
-from spacy.tokens import Doc, Span, Token
+from typing import TYPE_CHECKING
 
 from graphunified_assets.lib.extraction.offline_facts import connecting_verb, sentence_triples
 from graphunified_assets.lib.extraction.records import (
@@ -29,6 +27,10 @@ from graphunified_query.core.text.spacy_text import (
     load_pipeline,
     trim,
 )
+
+if TYPE_CHECKING:  # spaCy (1 s to import) only when something is parsed
+    from spacy.language import Language
+    from spacy.tokens import Doc, Span, Token
 
 _PRONOUNS = frozenset({"he", "she", "him", "his", "her", "hers", "himself", "herself"})
 _SENTENCE_CHARS = 300

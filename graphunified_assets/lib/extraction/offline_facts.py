@@ -7,10 +7,12 @@ question can mention, so triples with no named-entity side are dropped and phras
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from spacy.tokens import Span, Token
+from typing import TYPE_CHECKING
 
 from graphunified_query.core.text.spacy_text import LABEL_TO_TYPE, clean_name, is_useful_name
+
+if TYPE_CHECKING:  # spaCy (1 s to import) only when something is parsed
+    from spacy.tokens import Span, Token
 
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 _OBJECT_DEPS = frozenset({"dobj", "attr", "oprd", "dative"})

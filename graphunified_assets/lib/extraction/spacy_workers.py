@@ -19,16 +19,17 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, TypeVar
-
-from spacy.language import Language
-from spacy.tokens import Doc
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphunified_assets.lib.parent_death import die_with
 from graphunified_query.core.text.spacy_text import load_pipeline
 
+if TYPE_CHECKING:  # spaCy (1 s to import) only when something is parsed
+    from spacy.language import Language
+    from spacy.tokens import Doc
+
 T = TypeVar("T")
-Reader = Callable[[int, Doc], T]  # (the text's index, its doc) -> what the caller keeps
+Reader = Callable[[int, "Doc"], T]  # (the text's index, its doc) -> what the caller keeps
 
 _work: tuple[Language, Sequence[str], Reader[Any], int] | None = None  # a forked worker's call
 

