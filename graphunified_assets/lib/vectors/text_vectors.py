@@ -85,8 +85,9 @@ def save_vectors(folder: Path, key: str, sets: Mapping[str, TextVectors]) -> Non
         row_file.append_rows(folder, held.file, held.rows, added)
         file = held.file
     else:  # most rows dead, or no file yet: the live rows alone, from the sets themselves
-        texts = []
-        rows_of_set, added = _numbered(sets, texts, dimension)
+        if held.texts:  # numbered after rows that are dropped: number the live texts alone
+            texts = []
+            rows_of_set, added = _numbered(sets, texts, dimension)
         file = row_file.write_rows(folder, added)
     _write_index(folder, key, file, dimension, texts, rows_of_set)
     row_file.remove_other_files(folder, file)
