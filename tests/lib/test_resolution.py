@@ -220,3 +220,31 @@ def test_summarize_with_embeddings_and_short_input() -> None:
     assert summarize_descriptions(["Ab. Bc.", "Cd.", "De."], max_sentences=2, embed=embed) == "Bc. De."
     assert summarize_descriptions(["Only one.", "Only one."]) == "Only one."
     assert summarize_descriptions([]) == ""
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([*_NAMES, "The  Hale Mill", "hale mill's", "...", "Besançon", "besancon"]),
+            st.sampled_from(["PERSON", "LOCATION"]),
+        ),
+        max_size=10,
+    ),
+    st.sampled_from([*_NAMES, " hale MILL ", "Hale  Mill", "...", "--", "BESANCON", "Nobody"]),
+    st.sampled_from(["person", "LOCATION", "ORGANIZATION"]),
+)
+def test_a_name_finds_the_entity_of_any_spelling_of_its_group(
+    mentions: list[tuple[str, str]], name: str, type_: str
+) -> None:
+    """`id_for` answers as the normalized spellings of every surface name would: the entity of
+    the one whose normalized name and type are the asked name's; none for a name of punctuation."""
+    resolution = resolve_entities([M(n, t, chunk_id="c1") for n, t in mentions])
+    spelled = {
+        (normalize_name(surface), t): entity
+        for (surface, t), entity in resolution.entity_ids.items()
+        if normalize_name(surface)
+    }
+    exact = resolution.entity_ids.get((name.strip(), type_.upper()))
+    expected = exact if exact is not None else spelled.get((normalize_name(name), type_.upper()))
+    assert resolution.id_for(name, type_) == expected

@@ -97,15 +97,15 @@ class Resolution:
         return {entity: _display_name(groups[keys[0]].surfaces) for entity, keys in self._clusters.items()}
 
     def id_for(self, name: str, type_: str) -> str | None:
-        """Entity id of a surface name, tolerant of case and punctuation differences."""
+        """Entity id of a surface name, tolerant of case and punctuation differences: the entity
+        of the group the name would join (`group_key`), read from ``groups`` rather than from
+        every surface name normalized again (0.5 s of each update at 12.6K passages)."""
         found = self.entity_ids.get((name.strip(), type_.upper()))
-        return found if found is not None else self._by_norm.get((normalize_name(name), type_.upper()))
-
-    @cached_property
-    def _by_norm(self) -> dict[tuple[str, str], str]:
+        if found is not None:
+            return found
         # A name of punctuation alone normalizes to "": it would match whichever such name came last.
-        by_norm = {(normalize_name(n), t): i for (n, t), i in self.entity_ids.items()}
-        return {key: i for key, i in by_norm.items() if key[0]}
+        norm = normalize_name(name)
+        return self.groups.get((norm, type_.upper())) if norm else None
 
 
 GroupKey = tuple[str, str]  # (normalized name, TYPE)
