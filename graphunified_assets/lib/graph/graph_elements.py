@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphunified_assets.lib.collector import collector_paused
 from graphunified_assets.lib.graph.description_summary import sentences
@@ -182,8 +183,7 @@ def write_graph_elements(
     if patch is not None and affected is not None:
         ends = ("source_id", "target_id")
         kept_relationships = without(patch.relationships, RELATIONSHIPS_SCHEMA, affected, ends)
-        for end in ends:
-            degree.update(kept_relationships.column(end).to_pylist())
+        degree.update(_counts(kept_relationships, ends))
     if embed is not None and summarize is None:
         fragment_lists: list[Sequence[str]] = [e.descriptions for e in entities]
         fragment_lists += [edge.descriptions for edge in edges.values()]
@@ -221,6 +221,13 @@ def _add_rows(
             gather_texts(row, texts)
         if state is not None:
             state.add_row(row, touched, triples)
+
+
+def _counts(table: pa.Table, columns: Sequence[str]) -> dict[str, int]:
+    """How often each value occurs in ``columns``, counted in Arrow (the 316K kept relationships'
+    ends as Python strings took 0.2 s of every update at 12.6K passages)."""
+    counts = pc.value_counts(pa.chunked_array([c for name in columns for c in table.column(name).chunks]))
+    return dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True))
 
 
 def rows_of(rows: Iterable[dict[str, Any]], chunks: Collection[str]) -> Iterable[dict[str, Any]]:
