@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphunified_assets.lib.graph.kept_rows import in_order
+from graphunified_assets.lib.rows_in_runs import take_in_runs
 from graphunified_query.core.stores.parquet import stage_batches, write_table_atomic
 
 
@@ -34,12 +34,13 @@ def test_rows_in_order_are_the_taken_rows(kept: int, made: int, seed: int) -> No
     if rng.random() < 0.2:  # any order at all
         rng.shuffle(order)
     table, indices = _table(kept + made), pa.array(order, pa.int64())
-    assert in_order(table, indices).equals(table.take(indices))
+    assert take_in_runs(table, indices).equals(table.take(indices))
+    assert take_in_runs(table, np.array(order, np.int64)).equals(table.take(indices))
 
 
 def test_a_table_piece_is_written_in_row_groups_of_the_given_rows(tmp_path: Path) -> None:
     table = _table(10)
-    pieces = [in_order(table, pa.array([0, 1, 9, 2, 3, 4, 5, 6, 7, 8], pa.int64())), _table(3)]
+    pieces = [take_in_runs(table, pa.array([0, 1, 9, 2, 3, 4, 5, 6, 7, 8], pa.int64())), _table(3)]
     staged = stage_batches(tmp_path / "t.parquet", table.schema, iter(pieces), row_group_rows=4)
     written = pq.ParquetFile(staged)
     assert [written.metadata.row_group(i).num_rows for i in range(written.num_row_groups)] == [4, 4, 2, 3]
