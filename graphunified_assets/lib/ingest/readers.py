@@ -14,7 +14,6 @@ from pathlib import Path
 from graphunified_assets.lib.ingest.input_text import InputError, decode_text, humanize_stem
 from graphunified_assets.lib.ingest.jsonl_records import JsonlIssue, JsonlRecord, iter_jsonl
 from graphunified_assets.lib.ingest.markdown_sections import outline
-from graphunified_assets.lib.ingest.pdf_text import read_pdf
 from graphunified_assets.lib.ingest.sources import (
     InputProblem,
     SourceDocument,
@@ -99,6 +98,9 @@ def read_documents(
 def _read_file(source: SourceDocument, rel: str) -> ParsedDocument:
     stem = humanize_stem(source.path.stem)
     if source.format == "pdf":
+        # Imported by the first PDF: pypdf is a quarter of a second of every `index` otherwise.
+        from graphunified_assets.lib.ingest.pdf_text import read_pdf
+
         pdf = read_pdf(source.path)
         text, sections = _join_pages(pdf.pages)
         return _document(source, rel, pdf.title or stem, text, sections)
