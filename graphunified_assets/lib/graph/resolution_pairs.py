@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from graphunified_assets.lib.collector import collector_paused
 from graphunified_assets.lib.graph.name_matching import fuzzy_blocks, markers
 from graphunified_assets.lib.vectors.neighbours import columns_above, top_columns
 from graphunified_assets.lib.vectors.text_vectors import TextVectors, load_vectors, save_vectors
@@ -158,7 +159,11 @@ class PairMemory:
         return memory
 
     # -- persistence -------------------------------------------------------------------------
+    # Both with the collector paused: at 12.6K passages the pairs are 190K lists and tuples, none
+    # in a cycle, and full collections among the graph stage's objects took up to 1.4 s of an
+    # update's unpickling (0.1 s paused).
     @classmethod
+    @collector_paused()
     def load(cls, path: Path, settings: dict[str, object]) -> PairMemory:
         """The remembered pairs, or an empty memory when the file is missing, damaged or was made
         with other thresholds or another embedding model (a full resolution then rebuilds it)."""
@@ -183,6 +188,7 @@ class PairMemory:
             save_vectors(_vectors_path(self.path), json.dumps(self.settings, sort_keys=True), self.vectors)
             self.vectors, self.spilled = defaultdict(TextVectors), True
 
+    @collector_paused()
     def save(self, path: Path) -> None:
         # Pickled, not gzipped JSON: 0.3 s to write and read back at 12.6K passages against 1.5 s.
         data = {
