@@ -3,7 +3,7 @@ consecutive rows.
 
 An update's tables are the last build's rows with a few made again slotted in: the order is long
 runs of consecutive rows, which `pa.Table.take` copies whole (the 316K relationships of the
-12.6K-passage home: 0.3-0.5 s of every update; its 15K community reports: 0.6 s).
+12.6K-passage home: 0.3-0.5 s of every update; its 15K community reports: about 0.7 s).
 """
 
 from __future__ import annotations
