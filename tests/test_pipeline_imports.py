@@ -16,7 +16,7 @@ def _loaded(code: str, watched: tuple[str, ...] = ("spacy", "thinc")) -> str:
     return run.stdout.strip()
 
 
-def test_the_code_location_and_index_import_no_spacy_until_a_document_is_parsed() -> None:
+def test_the_code_location_and_index_import_no_parser_until_one_is_needed() -> None:
     location = "import graphunified_assets.defs.build, graphunified_assets.ops.indexing"
     assert _loaded(location, ("spacy", "thinc", "pypdf")) == "[]"
     parsed = (
